@@ -1,0 +1,47 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// C libraries are reached through system-library targets that only link (as FoundationNetworking does
+/// for libcurl); the one C target, CIngestShims, holds what Swift cannot import: variadic calls and macros.
+let package = Package(
+    name: "ingest",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Ingest", targets: ["Ingest"]),
+        .executable(name: "ingest", targets: ["ingest"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libswresample libswscale",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]
+        ),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .target(name: "CIngestShims", dependencies: ["CFFmpeg", "CCurl"]),
+        .target(
+            name: "IngestNative",
+            dependencies: ["CFFmpeg", "CTurboJPEG", "CCurl", "CExif", "CHeif", "CIngestShims"]
+        ),
+        .target(
+            name: "Ingest",
+            dependencies: ["IngestNative", .product(name: "Yams", package: "Yams")]
+        ),
+        .executableTarget(
+            name: "ingest",
+            dependencies: ["Ingest", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(
+            name: "IngestTests",
+            dependencies: ["Ingest", "IngestNative"],
+            resources: []
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,4 @@
+/* Only links: every call goes through the IngestNative wrapper module. */
+#include <libexif/exif-data.h>
+#include <libexif/exif-loader.h>
+#include <libexif/exif-utils.h>

@@ -1,0 +1,82 @@
+import Foundation
+
+/// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.
+public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
+    public var stage: String
+    public var rule: String
+    public var message: String
+    public var expected: String?
+    public var actual: String?
+
+    public init(stage: String, rule: String, message: String, expected: String? = nil, actual: String? = nil) {
+        self.stage = stage
+        self.rule = rule
+        self.message = message
+        self.expected = expected
+        self.actual = actual
+    }
+
+    public var description: String { "\(stage).\(rule): \(message)" }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["stage": .string(stage), "rule": .string(rule), "message": .string(message)]
+        if let expected { object["expected"] = .string(expected) }
+        if let actual { object["actual"] = .string(actual) }
+        return .object(object)
+    }
+}
+
+/// Thrown by a stage when the file breaks one or more rules. The item fails; later stages do not run on it;
+/// the batch goes on.
+public struct ItemFailed: Error, Sendable, CustomStringConvertible {
+    public var failures: [RuleFailure]
+    public init(_ failures: [RuleFailure]) { self.failures = failures }
+    public init(stage: String, rule: String, message: String, expected: String? = nil, actual: String? = nil) {
+        self.failures = [RuleFailure(stage: stage, rule: rule, message: message, expected: expected, actual: actual)]
+    }
+    public var description: String { failures.map(\.description).joined(separator: "; ") }
+}
+
+/// What a stage decided for an item that broke no rule.
+public enum StageOutcome: Sendable, Equatable {
+    /// Go on with the next stage.
+    case proceed
+    /// Stop here without failing (e.g. no location and `required: false` elsewhere, a 409 mapped to skip).
+    case skip(reason: String)
+}
+
+/// The final state of one input file.
+public enum ItemStatus: String, Sendable {
+    case passed, failed, skipped
+}
+
+/// One input file flowing through the stages. A worker owns it while it runs, so it is not shared across threads
+/// concurrently; stages read and add facts (`probe`, `geohash`, `ticket` …) that later stages and templates use.
+public final class Item: @unchecked Sendable {
+    /// Path as opened (the walked root joined with the relative path).
+    public let path: String
+    /// Path relative to the input root it was found under (what reports and `file.path` show).
+    public let relativePath: String
+    /// Size in bytes when listed.
+    public let size: Int64
+    /// The file later stages act on: the original, or a transcoded file in the work directory.
+    public var artifact: String
+    /// Facts added by stages, in the order they were added.
+    public var facts = JSONObject()
+    /// Cached probe of `artifact`, shared by validate, probe and geohash so a file is opened once.
+    public var probeResult: ProbeResult?
+    /// The probe error, cached as well so a broken file is not opened again by each stage.
+    public var probeError: ItemFailed?
+
+    public init(path: String, relativePath: String, size: Int64) {
+        self.path = path
+        self.relativePath = relativePath
+        self.size = size
+        self.artifact = path
+    }
+
+    /// Final name component (`clip.mov`).
+    public var fileName: String { (relativePath as NSString).lastPathComponent }
+    /// Lower-cased extension without the dot (`mov`), empty when none.
+    public var fileExtension: String { (fileName as NSString).pathExtension.lowercased() }
+}

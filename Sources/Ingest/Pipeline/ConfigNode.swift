@@ -1,0 +1,107 @@
+/// Where a value stands in a pipeline file: every error about the file names it.
+public struct SourceLocation: Equatable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+
+    public init(file: String, line: Int, column: Int) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(file):\(line):\(column)" }
+}
+
+/// A pipeline-file node after `${VAR}` interpolation, detached from the YAML parser so option decoding does not
+/// depend on Yams' types. Scalars keep whether they were written plain (`3600`) or quoted (`"3600"`).
+public struct ConfigNode: Sendable {
+    public enum Kind: Sendable {
+        case scalar(String, plain: Bool)
+        case sequence([ConfigNode])
+        /// Keys are scalars; pairs keep the order of the file.
+        case mapping([(key: ConfigNode, value: ConfigNode)])
+    }
+
+    public var kind: Kind
+    public var location: SourceLocation
+
+    public init(_ kind: Kind, at location: SourceLocation) {
+        self.kind = kind
+        self.location = location
+    }
+
+    /// The scalar's text, or nil for a sequence or mapping.
+    public var scalar: String? {
+        if case .scalar(let text, _) = kind { return text }
+        return nil
+    }
+
+    /// A plain `null`, `~` or empty scalar: YAML's null.
+    public var isNull: Bool {
+        if case .scalar(let text, let plain) = kind { return plain && ["", "~", "null", "Null", "NULL"].contains(text) }
+        return false
+    }
+
+    /// What the node is, for "expected X, found Y" messages.
+    public var kindDescription: String {
+        switch kind {
+        case .scalar(let text, _): return isNull ? "null" : "'\(text)'"
+        case .sequence: return "a list"
+        case .mapping: return "a mapping"
+        }
+    }
+
+    /// An error about this node.
+    public func error(_ message: String, suggestion: String? = nil) -> PipelineFileError {
+        PipelineFileError(location: location, message: message, suggestion: suggestion)
+    }
+}
+
+/// A pipeline file that cannot be run: where, what, and a "did you mean" when one is close.
+public struct PipelineFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var location: SourceLocation?
+    public var message: String
+    public var suggestion: String?
+
+    public init(location: SourceLocation?, message: String, suggestion: String? = nil) {
+        self.location = location
+        self.message = message
+        self.suggestion = suggestion
+    }
+
+    public var description: String {
+        var text = location.map { "\($0): error: " } ?? "error: "
+        text += message
+        if let suggestion { text += " (did you mean '\(suggestion)'?)" }
+        return text
+    }
+}
+
+/// Several errors of one file, reported together so a user fixes them in one pass.
+public struct PipelineFileErrors: Error, Sendable, CustomStringConvertible {
+    public var errors: [PipelineFileError]
+    public init(_ errors: [PipelineFileError]) { self.errors = errors }
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}
+
+/// The closest candidate to a misspelt name (Levenshtein distance at most a third of its length, min 2).
+public func closestMatch(to name: String, in candidates: [String]) -> String? {
+    func distance(_ a: [Character], _ b: [Character]) -> Int {
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+    let lowered = Array(name.lowercased())
+    let limit = Swift.max(2, lowered.count / 3)
+    let scored = candidates.map { ($0, distance(lowered, Array($0.lowercased()))) }.filter { $0.1 <= limit }
+    return scored.min(by: { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) })?.0
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Which files a pipeline takes from the paths it is given.
+public struct InputSpec: Sendable {
+    /// Globs matched against the path relative to the input root (`**/*.mov`); empty means every file.
+    public var include: [String] = []
+    /// Globs that drop files (`**/.*`).
+    public var exclude: [String] = []
+    public var followSymlinks = false
+    /// Folder levels below the root to descend (nil: no limit; 0: only the root's own files).
+    public var maxDepth: Int?
+    public init() {}
+}
+
+/// One configured step: the stage, the name its results are stored under, and where it stands in the file.
+public struct ConfiguredStage: Sendable {
+    public var name: String
+    public var stage: any Stage
+    public var usesNetwork: Bool
+    public var resultName: String?
+    public var location: SourceLocation
+}
+
+/// A pipeline file, checked and ready to run. Loading fails as a whole with every error found: nothing runs
+/// when the file is invalid.
+public struct Pipeline: Sendable {
+    public var version: Int
+    public var name: String
+    public var input: InputSpec
+    /// Files worked on at once (default: number of cores).
+    public var concurrency: Int
+    public var stages: [ConfiguredStage]
+    /// The file it was loaded from (or a label for text).
+    public var source: String
+
+    public init(version: Int = 1, name: String, input: InputSpec = InputSpec(), concurrency: Int? = nil, stages: [ConfiguredStage] = [], source: String = "<memory>") {
+        self.version = version
+        self.name = name
+        self.input = input
+        self.concurrency = concurrency ?? ProcessInfo.processInfo.activeProcessorCount
+        self.stages = stages
+        self.source = source
+    }
+}

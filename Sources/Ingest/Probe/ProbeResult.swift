@@ -1,0 +1,149 @@
+import Foundation
+
+/// A point on Earth from ISO 6709 metadata or EXIF GPS.
+public struct GeoLocation: Equatable, Sendable {
+    public var latitude: Double
+    public var longitude: Double
+    public var altitude: Double?
+
+    public init(latitude: Double, longitude: Double, altitude: Double? = nil) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["latitude": .double(latitude), "longitude": .double(longitude)]
+        if let altitude { object["altitude"] = .double(altitude) }
+        return .object(object)
+    }
+}
+
+/// One stream, with ffprobe's field names.
+public struct StreamInfo: Equatable, Sendable {
+    public var index: Int
+    public var codecType: String  // video, audio, subtitle, data, attachment
+    public var codecName: String?
+    public var profile: String?
+    public var width: Int?
+    public var height: Int?
+    /// Average frame rate in frames per second (ffprobe's avg_frame_rate as a number).
+    public var frameRate: Double?
+    /// Display-matrix rotation in degrees as ffprobe reports it (e.g. -90 for a portrait iPhone clip).
+    public var rotation: Double?
+    public var sampleRate: Int?
+    public var channels: Int?
+    public var channelLayout: String?
+    public var language: String?
+    public var duration: Double?
+    public var bitRate: Int64?
+
+    public init(index: Int, codecType: String) {
+        self.index = index
+        self.codecType = codecType
+    }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["index": .int(Int64(index)), "codec_type": .string(codecType)]
+        if let codecName { object["codec_name"] = .string(codecName) }
+        if let profile { object["profile"] = .string(profile) }
+        if let width { object["width"] = .int(Int64(width)) }
+        if let height { object["height"] = .int(Int64(height)) }
+        if let frameRate { object["frame_rate"] = .double((frameRate * 1000).rounded() / 1000) }
+        if let rotation { object["rotation"] = .double(rotation) }
+        if let sampleRate { object["sample_rate"] = .int(Int64(sampleRate)) }
+        if let channels { object["channels"] = .int(Int64(channels)) }
+        if let channelLayout { object["channel_layout"] = .string(channelLayout) }
+        if let language { object["language"] = .string(language) }
+        if let duration { object["duration"] = .double(duration) }
+        if let bitRate { object["bit_rate"] = .int(bitRate) }
+        return .object(object)
+    }
+}
+
+/// Facts of a still image (JPEG, PNG, HEIC) read from its header and EXIF.
+public struct ImageInfo: Equatable, Sendable {
+    public var width: Int
+    public var height: Int
+    /// EXIF orientation 1…8 (1 when absent).
+    public var orientation: Int
+    /// EXIF DateTimeOriginal as written (`2024:05:01 12:34:56`).
+    public var dateTimeOriginal: String?
+    public var hasGPS: Bool
+
+    public init(width: Int, height: Int, orientation: Int = 1, dateTimeOriginal: String? = nil, hasGPS: Bool = false) {
+        self.width = width
+        self.height = height
+        self.orientation = orientation
+        self.dateTimeOriginal = dateTimeOriginal
+        self.hasGPS = hasGPS
+    }
+}
+
+/// Everything the probe learns about one file.
+public struct ProbeResult: Equatable, Sendable {
+    /// What the magic bytes say the file is.
+    public var content: ContentKind
+    /// FFmpeg's demuxer name (`mov,mp4,m4a,3gp,3g2,mj2`, `jpeg_pipe` …) or `heif` for libheif.
+    public var formatName: String
+    /// Seconds; nil for stills.
+    public var duration: Double?
+    /// True when the container had no duration and it was derived from the streams.
+    public var durationEstimated: Bool = false
+    public var size: Int64
+    public var bitRate: Int64?
+    public var streams: [StreamInfo] = []
+    /// Container creation_time, ISO 8601 as written by the muxer.
+    public var creationTime: String?
+    public var location: GeoLocation?
+    public var image: ImageInfo?
+
+    public init(content: ContentKind, formatName: String, size: Int64) {
+        self.content = content
+        self.formatName = formatName
+        self.size = size
+    }
+
+    public var videoStreams: [StreamInfo] { streams.filter { $0.codecType == "video" } }
+    public var audioStreams: [StreamInfo] { streams.filter { $0.codecType == "audio" } }
+
+    /// Width and height as displayed: the first video stream's (or the image's), not swapped for rotation.
+    public var dimensions: (width: Int, height: Int)? {
+        if let image { return (image.width, image.height) }
+        if let video = videoStreams.first, let width = video.width, let height = video.height { return (width, height) }
+        return nil
+    }
+
+    /// ffprobe-shaped JSON: `format{format_name,duration,size,bit_rate}`, `streams[]`, `location`, `orientation`.
+    public var json: JSONObject {
+        var format: JSONObject = ["format_name": .string(formatName)]
+        if let duration { format["duration"] = .double(duration) }
+        if durationEstimated { format["duration_estimated"] = true }
+        format["size"] = .int(size)
+        if let bitRate { format["bit_rate"] = .int(bitRate) }
+        if let creationTime { format["creation_time"] = .string(creationTime) }
+        var object: JSONObject = [
+            "content": .string(content.rawValue), "format": .object(format), "streams": .array(streams.map(\.json)),
+        ]
+        if let location { object["location"] = location.json }
+        if let image {
+            object["width"] = .int(Int64(image.width))
+            object["height"] = .int(Int64(image.height))
+            object["orientation"] = .int(Int64(image.orientation))
+            if let date = image.dateTimeOriginal { object["date_time_original"] = .string(date) }
+            object["has_gps"] = .bool(image.hasGPS)
+        }
+        return object
+    }
+}
+
+/// Why a file could not be probed; `rule` names it for reports (`unreadable`, `corrupt`, `timeout`, `unsafe`).
+public struct ProbeError: Error, Sendable, CustomStringConvertible {
+    public var rule: String
+    public var message: String
+    public init(rule: String, message: String) {
+        self.rule = rule
+        self.message = message
+    }
+    public var description: String { message }
+}

@@ -1,0 +1,84 @@
+/// `geohash`: turns the probed location into a geohash fact (seed 004 keys its data by a 6-character geohash),
+/// for key templates (`{{geohash}}`) and payloads.
+public struct GeohashStage: Stage {
+    public struct Options: StageOptions, Sendable {
+        public var precision = 6
+        public var required = false
+        public init() {}
+        public static var fields: [OptionField<Options>] {
+            [
+                OptionField("precision", \.precision, doc: "Characters of geohash, 1–12.", default: "6"),
+                OptionField(
+                    "required", \.required, doc: "Fail files that have no location (otherwise they pass without one).",
+                    default: "false"),
+            ]
+        }
+        public func validate(at node: ConfigNode) throws {
+            if !(1...12).contains(precision) { throw node.error("precision must be 1…12, found \(precision)") }
+        }
+    }
+
+    public static let name = "geohash"
+    public static let summary = "Adds the geohash of the file's location (from probe) as the fact `geohash`."
+
+    let options: Options
+    public init(options: Options) throws { self.options = options }
+
+    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        let probe = try context.probe(item, stage: Self.name)
+        guard let location = probe.location else {
+            if options.required {
+                throw ItemFailed(
+                    stage: Self.name, rule: "required", message: "the file has no location metadata",
+                    expected: "a location", actual: "none")
+            }
+            return .proceed
+        }
+        let hash = Geohash.encode(latitude: location.latitude, longitude: location.longitude, precision: options.precision)
+        item.facts[context.resultName ?? "geohash"] = .string(hash)
+        return .proceed
+    }
+}
+
+/// Gustavo Niemeyer's geohash: interleaved longitude/latitude bisection bits, 5 per base-32 character.
+public enum Geohash {
+    static let alphabet = Array("0123456789bcdefghjkmnpqrstuvwxyz")
+
+    public static func encode(latitude: Double, longitude: Double, precision: Int) -> String {
+        var latitudeRange = (-90.0, 90.0)
+        var longitudeRange = (-180.0, 180.0)
+        var hash = ""
+        var bits = 0
+        var bitCount = 0
+        var evenBit = true
+        while hash.count < precision {
+            if evenBit {
+                let mid = (longitudeRange.0 + longitudeRange.1) / 2
+                if longitude >= mid {
+                    bits = bits << 1 | 1
+                    longitudeRange.0 = mid
+                } else {
+                    bits <<= 1
+                    longitudeRange.1 = mid
+                }
+            } else {
+                let mid = (latitudeRange.0 + latitudeRange.1) / 2
+                if latitude >= mid {
+                    bits = bits << 1 | 1
+                    latitudeRange.0 = mid
+                } else {
+                    bits <<= 1
+                    latitudeRange.1 = mid
+                }
+            }
+            evenBit.toggle()
+            bitCount += 1
+            if bitCount == 5 {
+                hash.append(alphabet[bits])
+                bits = 0
+                bitCount = 0
+            }
+        }
+        return hash
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+
+/// `validate`: the local rules a file must meet before anything is spent on it. Every rule that fails is
+/// reported (not only the first), each with expected vs. actual, so one run tells the whole story of a file.
+public struct ValidateStage: Stage {
+    public struct DurationLimits: StageOptions, Sendable {
+        public var min: DurationValue?
+        public var max: DurationValue?
+        public init() {}
+        public static var fields: [OptionField<DurationLimits>] {
+            [
+                OptionField("min", \.min, doc: "Shortest allowed duration (`1s`, `0.5`)."),
+                OptionField("max", \.max, doc: "Longest allowed duration (`3600s`, `1h`)."),
+            ]
+        }
+        public func validate(at node: ConfigNode) throws {
+            if let min, let max, min > max { throw node.error("duration.min (\(min)) is greater than duration.max (\(max))") }
+        }
+    }
+
+    public enum Requirement: String, OptionEnum, Sendable {
+        case audio, video, location
+    }
+
+    public struct Options: StageOptions, Sendable {
+        public var extensions: [String]?
+        public var sniff = true
+        public var minBytes: ByteSize?
+        public var maxBytes: ByteSize?
+        public var duration: DurationLimits?
+        public var containers: [String]?
+        public var videoCodecs: [String]?
+        public var audioCodecs: [String]?
+        public var maxWidth: Int?
+        public var maxHeight: Int?
+        public var maxPixels: Int?
+        public var require: [Requirement] = []
+        public init() {}
+
+        public static var fields: [OptionField<Options>] {
+            [
+                OptionField("extensions", \.extensions, doc: "Allowed file extensions, without the dot, any case."),
+                OptionField(
+                    "sniff", \.sniff, doc: "Check the content's magic bytes against the extension.", default: "true"),
+                OptionField("min_bytes", \.minBytes, doc: "Smallest allowed size (`1KB`, `1024`)."),
+                OptionField("max_bytes", \.maxBytes, doc: "Largest allowed size (`100MB`, `100MiB`)."),
+                OptionField(
+                    "duration", \.duration,
+                    doc: "Allowed duration `{min, max}`, read from the container (never a full decode)."),
+                OptionField(
+                    "containers", \.containers,
+                    doc: "Allowed containers: FFmpeg demuxer names (`mov`, `mp4`, `m4a`, `matroska`, `wav`, `mp3`) or content kinds (`quicktime`, `jpeg`, `png`, `heif`)."
+                ),
+                OptionField("video_codecs", \.videoCodecs, doc: "Allowed video codecs, ffprobe names (`h264`, `hevc`)."),
+                OptionField("audio_codecs", \.audioCodecs, doc: "Allowed audio codecs, ffprobe names (`aac`, `mp3`)."),
+                OptionField("max_width", \.maxWidth, doc: "Largest displayed width in pixels (rotation applied)."),
+                OptionField("max_height", \.maxHeight, doc: "Largest displayed height in pixels (rotation applied)."),
+                OptionField("max_pixels", \.maxPixels, doc: "Largest width × height."),
+                OptionField(
+                    "require", \.require, doc: "Streams or facts the file must have: `audio`, `video`, `location`.",
+                    default: "[]"),
+            ]
+        }
+
+        public func validate(at node: ConfigNode) throws {
+            if let minBytes, let maxBytes, minBytes > maxBytes {
+                throw node.error("min_bytes (\(minBytes)) is greater than max_bytes (\(maxBytes))")
+            }
+            for (name, value) in [("max_width", maxWidth), ("max_height", maxHeight), ("max_pixels", maxPixels)] {
+                if let value, value <= 0 { throw node.error("\(name) must be positive, found \(value)") }
+            }
+        }
+
+        /// True when a rule needs the container opened (anything beyond name, size and magic bytes).
+        var needsProbe: Bool {
+            duration != nil || containers != nil || videoCodecs != nil || audioCodecs != nil || maxWidth != nil
+                || maxHeight != nil || maxPixels != nil || !require.isEmpty
+        }
+    }
+
+    public static let name = "validate"
+    public static let summary = "Checks extension, content, size, duration, container, codecs, dimensions and required streams."
+
+    let options: Options
+
+    public init(options: Options) throws {
+        self.options = options
+    }
+
+    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        var failures: [RuleFailure] = []
+        func fail(_ rule: String, _ message: String, expected: String? = nil, actual: String? = nil) {
+            failures.append(RuleFailure(stage: Self.name, rule: rule, message: message, expected: expected, actual: actual))
+        }
+
+        let ext = item.fileExtension
+        if let allowed = options.extensions {
+            let normalized = allowed.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) }
+            if !normalized.contains(ext) {
+                fail(
+                    "extensions", "extension \(ext.isEmpty ? "(none)" : "." + ext) is not allowed",
+                    expected: normalized.map { "." + $0 }.joined(separator: ", "), actual: ext.isEmpty ? "(none)" : "." + ext)
+            }
+        }
+
+        let size = fileSize(item.artifact) ?? item.size
+        if size == 0 {
+            fail("min_bytes", "file is empty", expected: "more than 0 bytes", actual: "0 bytes")
+        } else if let minBytes = options.minBytes, size < minBytes.bytes {
+            fail(
+                "min_bytes", "file is smaller than \(minBytes)", expected: "≥ \(minBytes.bytes) bytes",
+                actual: "\(size) bytes")
+        }
+        if let maxBytes = options.maxBytes, size > maxBytes.bytes {
+            fail(
+                "max_bytes", "file is larger than \(maxBytes)", expected: "≤ \(maxBytes.bytes) bytes",
+                actual: "\(size) bytes (\(ByteSize.format(size)))")
+        }
+
+        var contentMatches = true
+        if options.sniff, size > 0 {
+            let content = try Sniffer.sniff(path: item.artifact, stage: Self.name)
+            if let accepted = ContentKind.accepted(forExtension: ext), !accepted.contains(content) {
+                contentMatches = false
+                fail(
+                    "content", "content is \(content.displayName), extension says .\(ext)",
+                    expected: accepted.map(\.displayName).sorted().joined(separator: " or "), actual: content.displayName)
+            } else if content == .hlsPlaylist || content == .concatList {
+                contentMatches = false
+                fail("content", "content is \(content.displayName), which may reference other files", actual: content.displayName)
+            }
+        }
+
+        // Rules that need the container are checked only when the file is what it claims to be: probing a
+        // playlist renamed .mov is exactly what must not happen.
+        if options.needsProbe, contentMatches, size > 0 {
+            do {
+                let probe = try context.probe(item, stage: Self.name)
+                checkProbe(probe, fail: fail)
+            } catch let failed as ItemFailed {
+                failures.append(contentsOf: failed.failures)
+            }
+        }
+
+        if !failures.isEmpty { throw ItemFailed(failures) }
+        return .proceed
+    }
+
+    private func checkProbe(_ probe: ProbeResult, fail: (String, String, String?, String?) -> Void) {
+        if let limits = options.duration {
+            if let duration = probe.duration {
+                let shown = DurationValue(seconds: duration).description
+                if let min = limits.min, duration < min.seconds {
+                    fail("duration.min", "duration \(shown) is shorter than \(min)", "≥ \(min)", shown)
+                }
+                if let max = limits.max, duration > max.seconds {
+                    fail("duration.max", "duration \(shown) is longer than \(max)", "≤ \(max)", shown)
+                }
+            } else {
+                fail("duration", "the file has no duration", "a duration", "none")
+            }
+        }
+        if let containers = options.containers?.map({ $0.lowercased() }) {
+            let names = Set(probe.formatName.split(separator: ",").map(String.init) + [probe.content.rawValue])
+            if names.isDisjoint(with: containers) {
+                fail(
+                    "containers", "container \(probe.formatName) is not allowed", containers.joined(separator: ", "),
+                    probe.formatName)
+            }
+        }
+        for (rule, kind, allowedList) in [
+            ("video_codecs", "video", options.videoCodecs), ("audio_codecs", "audio", options.audioCodecs),
+        ] {
+            guard let allowed = allowedList?.map({ $0.lowercased() }) else { continue }
+            for stream in probe.streams where stream.codecType == kind {
+                let codec = stream.codecName ?? "unknown"
+                if !allowed.contains(codec.lowercased()) {
+                    fail(
+                        rule, "\(kind) stream #\(stream.index) is \(codec), which is not allowed",
+                        allowed.joined(separator: ", "), codec)
+                }
+            }
+        }
+        if let (width, height) = displayedDimensions(probe) {
+            let shown = "\(width)×\(height)"
+            if let maxWidth = options.maxWidth, width > maxWidth {
+                fail("max_width", "width \(width) is over \(maxWidth)", "≤ \(maxWidth)", shown)
+            }
+            if let maxHeight = options.maxHeight, height > maxHeight {
+                fail("max_height", "height \(height) is over \(maxHeight)", "≤ \(maxHeight)", shown)
+            }
+            if let maxPixels = options.maxPixels, width * height > maxPixels {
+                fail("max_pixels", "\(width * height) pixels is over \(maxPixels)", "≤ \(maxPixels)", "\(width * height) (\(shown))")
+            }
+        } else if options.maxWidth != nil || options.maxHeight != nil || options.maxPixels != nil {
+            if !probe.content.isImage && probe.videoStreams.isEmpty {
+                // An audio file has no dimensions: the limits do not apply to it.
+            } else {
+                fail("dimensions", "the dimensions could not be read", "width and height", "none")
+            }
+        }
+        for requirement in options.require {
+            switch requirement {
+            case .audio where probe.audioStreams.isEmpty:
+                fail("require", "the file has no audio stream", "audio", "streams: \(streamSummary(probe))")
+            case .video where probe.videoStreams.isEmpty && probe.image == nil:
+                fail("require", "the file has no video stream", "video", "streams: \(streamSummary(probe))")
+            case .location where probe.location == nil:
+                fail("require", "the file has no location metadata", "location", "none")
+            default: break
+            }
+        }
+    }
+
+    private func streamSummary(_ probe: ProbeResult) -> String {
+        probe.streams.isEmpty ? "none" : probe.streams.map { "\($0.codecType) (\($0.codecName ?? "?"))" }.joined(separator: ", ")
+    }
+
+    /// Width and height as a viewer shows them: swapped for a ±90° display matrix or EXIF orientation 5–8.
+    private func displayedDimensions(_ probe: ProbeResult) -> (Int, Int)? {
+        guard let (width, height) = probe.dimensions else { return nil }
+        if let image = probe.image { return image.orientation >= 5 ? (height, width) : (width, height) }
+        if let rotation = probe.videoStreams.first?.rotation, abs(abs(rotation).truncatingRemainder(dividingBy: 180) - 90) < 1 {
+            return (height, width)
+        }
+        return (width, height)
+    }
+
+    private func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+}
+
+extension Sniffer {
+    /// `sniff(path:)` with a read failure turned into this stage's rule failure.
+    static func sniff(path: String, stage: String) throws -> ContentKind {
+        do {
+            return try sniff(path: path)
+        } catch let error as ProbeError {
+            throw ItemFailed(stage: stage, rule: error.rule, message: error.message)
+        }
+    }
+}

@@ -1,0 +1,2 @@
+import Ingest
+print(StageRegistry.names)

@@ -1,0 +1,235 @@
+import Foundation
+internal import Yams
+
+/// A pipeline file as `ConfigNode`s: YAML composed by Yams, positions kept (1-based line and column), and
+/// `${VAR}` interpolated into values. Yams' types stop here, so option decoding never sees them.
+struct ConfigDocument {
+    var root: ConfigNode
+    /// Interpolation failures (a variable that is not set …). Loading still decodes the rest of the file so the
+    /// user sees every problem at once.
+    var errors: [PipelineFileError]
+    /// Scalars whose interpolation failed: they keep their raw text, and decoding errors about them are noise.
+    var uninterpolated: [SourceLocation]
+}
+
+enum ConfigLoader {
+    /// Nodes one file may expand to. Aliases are expanded, and a few nested ones ("billion laughs") would
+    /// otherwise make a tiny file take all memory.
+    static let nodeLimit = 100_000
+
+    /// Composes and converts the first YAML document; throws `PipelineFileError` for a YAML syntax error.
+    static func compose(yaml: String, source: String, environment: [String: String]) throws -> ConfigDocument {
+        let composed: Node?
+        do {
+            composed = try Yams.compose(yaml: yaml)
+        } catch let error as YamlError {
+            throw syntaxError(error, yaml: yaml, source: source)
+        }
+        var converter = Converter(source: source, environment: environment)
+        guard let composed else {
+            let empty = ConfigNode(.scalar("", plain: true), at: SourceLocation(file: source, line: 1, column: 1))
+            return ConfigDocument(root: empty, errors: [], uninterpolated: [])
+        }
+        let root = try converter.convert(composed, isKey: false)
+        return ConfigDocument(root: root, errors: converter.errors, uninterpolated: converter.uninterpolated)
+    }
+
+    /// A Yams error as a located pipeline-file error: libyaml's problem, plus its context ("while parsing a block
+    /// mapping") and where that context started.
+    static func syntaxError(_ error: YamlError, yaml: String, source: String) -> PipelineFileError {
+        func located(_ mark: Mark) -> SourceLocation {
+            SourceLocation(file: source, line: mark.line, column: mark.column)
+        }
+        switch error {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            var message = "invalid YAML: \(problem)"
+            if let context {
+                message += " (\(context.text) at line \(context.mark.line), column \(context.mark.column))"
+            }
+            if character(at: mark, in: yaml) == "\t" { message += "; YAML indents with spaces, not tabs" }
+            return PipelineFileError(location: located(mark), message: message)
+        case .reader(let problem, let offset, _, _):
+            let location = offset.map { offset -> SourceLocation in
+                let prefix = yaml.prefix(offset)
+                let line = prefix.reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
+                let column =
+                    prefix.count
+                    - (prefix.lastIndex(of: "\n").map { prefix.distance(from: prefix.startIndex, to: $0) + 1 } ?? 0) + 1
+                return SourceLocation(file: source, line: line, column: column)
+            }
+            return PipelineFileError(location: location, message: "cannot read the file as YAML text: \(problem)")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+            return PipelineFileError(
+                location: located(context.mark),
+                message: "key \(keys) appears more than once in the same mapping")
+        default:
+            return PipelineFileError(location: SourceLocation(file: source, line: 1, column: 1), message: "\(error)")
+        }
+    }
+
+    /// The character a Yams mark points at (libyaml counts columns in Unicode scalars).
+    private static func character(at mark: Mark, in yaml: String) -> Unicode.Scalar? {
+        let lines = yaml.split(separator: "\n", omittingEmptySubsequences: false)
+        guard mark.line >= 1, mark.line <= lines.count else { return nil }
+        let scalars = Array(lines[mark.line - 1].unicodeScalars)
+        return mark.column >= 1 && mark.column <= scalars.count ? scalars[mark.column - 1] : nil
+    }
+
+    private struct Converter {
+        let source: String
+        let environment: [String: String]
+        var errors: [PipelineFileError] = []
+        var uninterpolated: [SourceLocation] = []
+        var nodeCount = 0
+
+        init(source: String, environment: [String: String]) {
+            self.source = source
+            self.environment = environment
+        }
+
+        func location(_ node: Node) -> SourceLocation {
+            SourceLocation(file: source, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1)
+        }
+
+        mutating func convert(_ node: Node, isKey: Bool) throws -> ConfigNode {
+            nodeCount += 1
+            let here = location(node)
+            if nodeCount > ConfigLoader.nodeLimit {
+                throw PipelineFileError(
+                    location: here, message: "the file expands to more than \(ConfigLoader.nodeLimit) values (aliases?)"
+                )
+            }
+            switch node {
+            case .scalar(let scalar):
+                let plain = scalar.style == .plain
+                // Keys are names, not values: they are never interpolated (as in Compose).
+                if isKey { return ConfigNode(.scalar(scalar.string, plain: plain), at: here) }
+                do {
+                    let text = try Interpolation.expand(scalar.string, environment: environment)
+                    return ConfigNode(.scalar(text, plain: plain), at: here)
+                } catch let failure as Interpolation.Failure {
+                    errors.append(PipelineFileError(location: here, message: failure.message))
+                    uninterpolated.append(here)
+                    return ConfigNode(.scalar(scalar.string, plain: plain), at: here)
+                }
+            case .sequence(let sequence):
+                return ConfigNode(.sequence(try sequence.map { try convert($0, isKey: false) }), at: here)
+            case .mapping(let mapping):
+                return ConfigNode(.mapping(try convertPairs(Array(mapping))), at: here)
+            case .alias:
+                // Yams resolves aliases while composing; an unresolved one is a bug in the file's anchors.
+                throw PipelineFileError(location: here, message: "alias could not be resolved")
+            }
+        }
+
+        /// Converts a mapping's pairs, applying YAML merge keys (`<<: *defaults`): keys written in the mapping win
+        /// over merged ones, and earlier merged mappings win over later ones.
+        mutating func convertPairs(_ pairs: [(key: Node, value: Node)]) throws -> [(key: ConfigNode, value: ConfigNode)]
+        {
+            func isMergeKey(_ node: Node) -> Bool {
+                if case .scalar(let scalar) = node { return scalar.style == .plain && scalar.string == "<<" }
+                return false
+            }
+            let explicitKeys = Set(pairs.filter { !isMergeKey($0.key) }.compactMap { $0.key.string })
+            var merged = Set<String>()
+            var result: [(key: ConfigNode, value: ConfigNode)] = []
+            for (key, value) in pairs {
+                guard isMergeKey(key) else {
+                    result.append((try convert(key, isKey: true), try convert(value, isKey: false)))
+                    continue
+                }
+                let sources: [Node]
+                switch value {
+                case .mapping: sources = [value]
+                case .sequence(let sequence) where sequence.allSatisfy({ $0.mapping != nil }): sources = Array(sequence)
+                default:
+                    throw PipelineFileError(
+                        location: location(value), message: "a merge key '<<' takes a mapping or a list of mappings")
+                }
+                for case .mapping(let mapping) in sources {
+                    for pair in try convertPairs(Array(mapping)) {
+                        let name = pair.key.scalar ?? ""
+                        if explicitKeys.contains(name) || !merged.insert(name).inserted { continue }
+                        result.append(pair)
+                    }
+                }
+            }
+            return result
+        }
+    }
+}
+
+extension Pipeline {
+    /// Reads, interpolates and checks a pipeline file. Throws `PipelineFileErrors` with every problem found (each
+    /// with file, line and column); nothing runs from an invalid file.
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Pipeline {
+        let decoded = decodeFile(path: path, environment: environment)
+        guard let pipeline = decoded.pipeline, decoded.errors.isEmpty else { throw PipelineFileErrors(decoded.errors) }
+        return pipeline
+    }
+
+    /// `load` for text already in memory; `source` names it in errors.
+    public static func parse(
+        yaml: String, source: String = "<memory>", environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Pipeline {
+        let decoded = decodeFile(yaml: yaml, source: source, environment: environment)
+        guard let pipeline = decoded.pipeline, decoded.errors.isEmpty else { throw PipelineFileErrors(decoded.errors) }
+        return pipeline
+    }
+
+    /// What loading found: the pipeline when it decoded, the file's nodes (for lint), and every error in file order.
+    struct DecodedFile {
+        var pipeline: Pipeline?
+        var document: ConfigDocument?
+        var errors: [PipelineFileError]
+    }
+
+    static func decodeFile(path: String, environment: [String: String]) -> DecodedFile {
+        let yaml: String
+        do {
+            yaml = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
+            return DecodedFile(
+                errors: [PipelineFileError(location: nil, message: "cannot read pipeline file \(path): \(reason)")])
+        }
+        return decodeFile(yaml: yaml, source: path, environment: environment)
+    }
+
+    static func decodeFile(yaml: String, source: String, environment: [String: String]) -> DecodedFile {
+        let document: ConfigDocument
+        do {
+            document = try ConfigLoader.compose(yaml: yaml, source: source, environment: environment)
+        } catch let error as PipelineFileError {
+            return DecodedFile(errors: [error])
+        } catch {
+            return DecodedFile(errors: [PipelineFileError(location: nil, message: "\(source): \(error)")])
+        }
+        let (file, decodingErrors) = PipelineFileOptions.decodeCollectingErrors(from: document.root)
+        // A scalar whose variable is missing still holds `${…}`: what decoding says about it repeats that error.
+        let relevant = decodingErrors.filter { error in
+            !document.uninterpolated.contains { $0 == error.location }
+        }
+        let errors = (document.errors + relevant).sortedByLocation()
+        guard errors.isEmpty else { return DecodedFile(document: document, errors: errors) }
+        let pipeline = Pipeline(
+            version: file.version.value, name: file.name, input: file.input.spec,
+            concurrency: file.concurrency?.value, stages: file.stages.stages, source: source)
+        return DecodedFile(pipeline: pipeline, document: document, errors: [])
+    }
+}
+
+extension Array where Element == PipelineFileError {
+    /// File order (line, then column); errors without a place come first. Stable for equal places.
+    func sortedByLocation() -> [PipelineFileError] {
+        enumerated().sorted { lhs, rhs in
+            let left = (lhs.element.location?.line ?? 0, lhs.element.location?.column ?? 0, lhs.offset)
+            let right = (rhs.element.location?.line ?? 0, rhs.element.location?.column ?? 0, rhs.offset)
+            return left < right
+        }.map(\.element)
+    }
+}

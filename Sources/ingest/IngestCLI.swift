@@ -41,6 +41,12 @@ struct IngestCLI: ParsableCommand {
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)
         } catch {
+            // `--help` given to a subcommand arrives here as a clean exit; a ValidationError from `run` is usage.
+            if exitCode(for: error) == .success { exit(withError: error) }
+            if error is ValidationError {
+                printError(fullMessage(for: error))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
             printError("ingest: \(error)")
             Foundation.exit(ExitStatus.internalError.rawValue)
         }

@@ -20,7 +20,9 @@ struct RunOptions: ParsableArguments {
             valueName: "format"))
     var reportFormat: String?
 
-    @Option(name: .long, help: ArgumentHelp("Files worked on at once (overrides the pipeline's concurrency).", valueName: "n"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Files worked on at once (overrides the pipeline's concurrency).", valueName: "n"))
     var concurrency: Int?
 
     @Option(name: .long, help: ArgumentHelp("Folder for temp and transcoded files.", valueName: "dir"))

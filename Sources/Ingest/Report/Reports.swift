@@ -78,7 +78,8 @@ public final class ReportOutput {
         do {
             try handle.write(contentsOf: buffer)
         } catch {
-            throw ReportError("cannot write the report \(finalPath ?? "to standard output"): \(error.localizedDescription)")
+            throw ReportError(
+                "cannot write the report \(finalPath ?? "to standard output"): \(error.localizedDescription)")
         }
         buffer.removeAll(keepingCapacity: true)
     }
@@ -133,13 +134,18 @@ final class TableReportWriter: ReportWriter {
         case .skipped: label = "skip"
         }
         var line = "\(label)  \(report.path)"
-        let details = report.status == .skipped ? (report.skipReason ?? "") : TableReportWriter.summary(of: report.facts)
+        let details =
+            report.status == .skipped ? (report.skipReason ?? "") : TableReportWriter.summary(of: report.facts)
         if !details.isEmpty { line += "  " + details }
         line += "\n"
         for failure in report.failures {
             line += "      \(failure.stage).\(failure.rule): \(failure.message)"
-            if let expected = failure.expected, let actual = failure.actual, !failure.message.contains(actual) {
-                line += " (expected \(expected), found \(actual))"
+            if let expected = failure.expected {
+                if let actual = failure.actual, !failure.message.contains(actual) {
+                    line += " (expected \(expected), found \(actual))"
+                } else if !failure.message.contains(expected) {
+                    line += " (expected \(expected))"
+                }
             }
             line += "\n"
         }
@@ -165,7 +171,8 @@ final class TableReportWriter: ReportWriter {
             var codecs: [String] = []
             if case .array(let streams)? = probe["streams"] {
                 for stream in streams {
-                    if size == nil, let width = stream["width"]?.stringValue, let height = stream["height"]?.stringValue {
+                    if size == nil, let width = stream["width"]?.stringValue, let height = stream["height"]?.stringValue
+                    {
                         size = "\(width)×\(height)"
                     }
                     if let codec = stream["codec_name"]?.stringValue, stream["codec_type"]?.stringValue != "data" {

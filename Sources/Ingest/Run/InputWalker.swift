@@ -108,11 +108,14 @@ public final class InputWalker: Sequence, IteratorProtocol {
             let stream = try DirectoryStream(path: directory)
             entries = try stream.readAll().sorted { $0.rawName.lexicographicallyPrecedes($1.rawName) }
         } catch {
-            return problem(path: directory, relativePath: shown, rule: "unreadable", "cannot list folder: \(error.reason)")
+            return problem(
+                path: directory, relativePath: shown, rule: "unreadable", "cannot list folder: \(error.reason)")
         }
         ancestors.insert(identity)
         stack.append(
-            Frame(directory: directory, relativePrefix: relativePrefix, depth: depth, entries: entries, identity: identity))
+            Frame(
+                directory: directory, relativePrefix: relativePrefix, depth: depth, entries: entries, identity: identity
+            ))
         return nil
     }
 
@@ -168,7 +171,8 @@ public final class InputWalker: Sequence, IteratorProtocol {
                 guard let fresh = try? FileStatus(path: path, followLinks: true) else { return nil }
                 folderStatus = fresh
             }
-            return push(directory: path, relativePrefix: relativePath + "/", depth: frame.depth + 1, status: folderStatus)
+            return push(
+                directory: path, relativePrefix: relativePath + "/", depth: frame.depth + 1, status: folderStatus)
         case .regular:
             guard isIncluded(relativePath) else { return nil }
             let size = status?.size ?? (try? FileStatus(path: path, followLinks: true))?.size ?? 0

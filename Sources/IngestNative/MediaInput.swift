@@ -298,7 +298,8 @@ package final class MediaInput {
         }
         if codec.profile != FF_PROFILE_UNKNOWN, let profile = avcodec_profile_name(codec.codec_id, codec.profile) {
             info.profile = String(cString: profile)
-        } else if let profile = ExtradataProfile.name(codec: info.codecName, extradata: codec.extradata,
+        } else if let profile = ExtradataProfile.name(
+            codec: info.codecName, extradata: codec.extradata,
             size: Int(codec.extradata_size))
         {
             info.profile = profile
@@ -323,6 +324,14 @@ package final class MediaInput {
             info.channelLayout = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer in
                 guard let base = buffer.baseAddress else { return nil }
                 ingest_av_channel_layout_describe(parameters, base, buffer.count)
+                if base[0] == 0, channels > 0 {
+                    // The mov header gives only a count; the decoder (and so ffprobe) assumes the default
+                    // layout for it, as av_channel_layout_default does.
+                    var layout = AVChannelLayout()
+                    av_channel_layout_default(&layout, channels)
+                    if av_channel_layout_describe(&layout, base, buffer.count) < 0 { base[0] = 0 }
+                    av_channel_layout_uninit(&layout)
+                }
                 let text = String(cString: base)
                 return text.isEmpty ? nil : text
             }

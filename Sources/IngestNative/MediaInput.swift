@@ -223,7 +223,7 @@ package final class MediaInput {
                     message: "this FFmpeg has no demuxer named \(demuxer.name)"),
                 log: [], timedOut: false, refusedOpens: 0)
         }
-        guard var context = avformat_alloc_context() else {
+        guard let context = avformat_alloc_context() else {
             throw MediaInputError(
                 error: FFmpegError(call: "avformat_alloc_context", code: .outOfMemory), log: [], timedOut: false,
                 refusedOpens: 0)
@@ -244,9 +244,7 @@ package final class MediaInput {
         try guarded("avformat_open_input", guardState) {
             avformat_open_input(&maybeContext, url, format, &options)
         }
-        guard let openedContext = maybeContext else { return nil }
-        context = openedContext
-        return context
+        return maybeContext
     }
 
     /// Runs one FFmpeg call with its error log captured; turns a negative result into `MediaInputError`.

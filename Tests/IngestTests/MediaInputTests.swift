@@ -2,6 +2,10 @@ import Foundation
 import IngestNative
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The native layer on its own: the probe guard, FFmpeg's error text, libexif and libheif.
 @Suite struct MediaInputTests {
     /// Forces FFmpeg's HLS demuxer on a playlist whose segments are a local file and a listening local port: the
@@ -37,6 +41,27 @@ import Testing
         let connections = listener.stop()
         #expect(refused >= 1)
         #expect(connections == 0)
+    }
+
+    /// The listener really counts: without this, "0 connections" above could mean a deaf listener.
+    @Test func listenerCountsConnections() throws {
+        let listener = try ConnectionCounter()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = listener.port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(connected == 0)
+        close(fd)
+        // The accept happens on the listener's thread; give it a moment (bounded) before stopping.
+        for _ in 0..<100 where listener.connections == 0 { usleep(10_000) }
+        #expect(listener.stop() == 1)
     }
 
     @Test func allowListRefusesDangerousDemuxers() {

@@ -20,6 +20,41 @@ import Testing
     /// channels and rotation as ffprobe reports them.
     @Test(arguments: readableSamples)
     func matchesFFprobe(path: String) throws {
+        try Self.compareWithFFprobe(path)
+    }
+
+    /// Containers beyond the samples, made here with the ffmpeg CLI: each demuxer on the allow-list once.
+    @Test(arguments: [
+        ("frag.mp4", ["-i", "SAMPLE", "-c", "copy", "-movflags", "frag_keyframe+empty_moov"]),
+        ("clip.mkv", ["-i", "SAMPLE", "-c", "copy"]),
+        (
+            "clip.webm",
+            ["-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=1", "-c:v", "libvpx", "-b:v", "100k"]
+        ),
+        ("tone.mp3", ["-f", "lavfi", "-i", "sine=duration=2", "-c:a", "libmp3lame", "-b:a", "64k"]),
+        ("tone.aac", ["-f", "lavfi", "-i", "sine=duration=2", "-c:a", "aac"]),
+        ("tone.wav", ["-f", "lavfi", "-i", "sine=duration=2"]),
+        ("tone.flac", ["-f", "lavfi", "-i", "sine=duration=2"]),
+        ("tone.ogg", ["-f", "lavfi", "-i", "sine=duration=2", "-c:a", "libvorbis"]),
+        ("anim.gif", ["-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=1"]),
+        ("video-only.mov", ["-i", "SAMPLE", "-c", "copy", "-an"]),
+    ])
+    func otherContainersMatchFFprobe(name: String, arguments: [String]) throws {
+        let directory = try makeTemporaryDirectory("containers")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent(name).path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y"]
+            + arguments.map { $0 == "SAMPLE" ? Samples.good("located.mov") : $0 } + [path]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        try Self.compareWithFFprobe(path)
+    }
+
+    static func compareWithFFprobe(_ path: String) throws {
         let oracle = try #require(FFprobeOracle.probe(path))
         let result = try Prober.probe(path: path, timeout: 10)
         let format = try #require(oracle["format"] as? [String: Any])
@@ -179,6 +214,17 @@ import Testing
         let failed = try #require(rule(Samples.bad("playlist.mov")))
         #expect(failed.rule == "unsafe")
         #expect(failed.message.contains("HLS playlist"))
+    }
+
+    @Test func concatListNamedMovIsUnsafe() throws {
+        let directory = try makeTemporaryDirectory("concat")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("joined.mov").path
+        let list = "ffconcat version 1.0\nfile '\(Samples.good("plain.mov"))'\nfile '/etc/passwd'\n"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(list.utf8)))
+        let failed = try #require(rule(path))
+        #expect(failed.rule == "unsafe")
+        #expect(failed.message.contains("concat list"))
     }
 
     @Test func jpegNamedMovIsProbedAsWhatItIs() throws {

@@ -146,8 +146,9 @@ public final class Runner: @unchecked Sendable {
                 skipReason: skip, facts: item.facts)
         }
         let progress = self.progress
-        let reportBytes: (@Sendable (Int64, Int64?) -> Void)? = progress.map { progress in
-            { done, total in progress.bytes(id, done: done, total: total) }
+        var reportBytes: (@Sendable (Int64, Int64?) -> Void)?
+        if let progress {
+            reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
         }
         for configured in stages {
             progress?.stage(id, configured.name)

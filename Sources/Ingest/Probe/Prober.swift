@@ -38,17 +38,17 @@ public enum Prober {
     /// The size from `stat`; anything but a regular file (a directory, a FIFO that would block, a device) is
     /// `unreadable` before it is opened.
     static func regularFileSize(_ path: String) throws -> Int64 {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw ProbeError(
-                rule: "unreadable", message: "cannot stat: \(String(cString: strerror(errno)).lowercased())")
+        let status: FileStatus
+        do {
+            status = try FileStatus(path: path, followLinks: true)
+        } catch {
+            throw ProbeError(rule: "unreadable", message: "cannot stat: \(error.reason)")
         }
-        let type = info.st_mode & S_IFMT
-        guard type == S_IFREG else {
-            let what = type == S_IFDIR ? "a directory" : "not a regular file"
+        guard status.kind == .regular else {
+            let what = status.kind == .directory ? "a directory" : "not a regular file"
             throw ProbeError(rule: "unreadable", message: "cannot probe: the path is \(what)")
         }
-        return Int64(info.st_size)
+        return status.size
     }
 
     // MARK: - Timed media (libavformat)

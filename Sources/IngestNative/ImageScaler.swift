@@ -20,7 +20,8 @@ package final class ImageScaler {
         from sourceLayout: PixelLayout, width sourceWidth: Int, height sourceHeight: Int,
         to targetLayout: PixelLayout, width targetWidth: Int, height targetHeight: Int, filter: ScaleFilter = .lanczos
     ) throws {
-        guard let sourceFormat = Self.pixelFormat(sourceLayout), let targetFormat = Self.pixelFormat(targetLayout) else {
+        guard let sourceFormat = Self.pixelFormat(sourceLayout), let targetFormat = Self.pixelFormat(targetLayout)
+        else {
             throw FFmpegError(
                 call: "sws_getContext", code: FFmpegErrorCode(posix: EINVAL),
                 message: "no swscale pixel format for \(sourceLayout) → \(targetLayout)")

@@ -36,6 +36,19 @@ package struct PlanarImage: Sendable {
         self.storage = [UInt8](repeating: 0, count: byteCount)
     }
 
+    /// Wraps packed RGB rows already in memory (libheif's output, with its stride) without copying them again.
+    package init(packedRGB storage: [UInt8], width: Int, height: Int, stride: Int) {
+        self.layout = .rgb24
+        self.width = width
+        self.height = height
+        self.planes = [
+            PlaneGeometry(
+                offset: 0, stride: stride, width: width * 3, height: height, paddedWidth: width * 3,
+                paddedHeight: height)
+        ]
+        self.storage = storage
+    }
+
     /// A packed RGB or RGBA image with rows aligned to 32 bytes.
     package init(packedWidth width: Int, height: Int, alpha: Bool) {
         let bytesPerRow = width * (alpha ? 4 : 3)
@@ -43,7 +56,8 @@ package struct PlanarImage: Sendable {
         let plane = PlaneGeometry(
             offset: 0, stride: stride, width: bytesPerRow, height: height, paddedWidth: bytesPerRow,
             paddedHeight: height)
-        self.init(layout: alpha ? .rgba : .rgb24, width: width, height: height, planes: [plane], byteCount: stride * height)
+        self.init(
+            layout: alpha ? .rgba : .rgb24, width: width, height: height, planes: [plane], byteCount: stride * height)
     }
 
     /// True when EXIF orientation `orientation` (5…8) swaps width and height.

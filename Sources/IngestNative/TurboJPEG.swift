@@ -24,9 +24,6 @@ package struct TurboJPEGError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     package var description: String { "\(call): \(message)" }
-
-    /// libjpeg's warning for bytes between two markers: the pixels are intact, so it is no reason to fail a file.
-    package var isHarmlessWarning: Bool { isWarning && message.contains("extraneous bytes before marker") }
 }
 
 /// Chroma subsampling of a JPEG (`TJSAMP_*`) and of planar YCbCr images in memory.
@@ -141,21 +138,38 @@ package final class TurboJPEGDecompressor {
         var image = PlanarImage(yuvWidth: width, height: height, subsampling: subsampling)
         let geometry = image.planes
         var strides = geometry.map { Int32($0.stride) }
-        let result = jpeg.withUnsafeBufferPointer { source in
-            image.storage.withUnsafeMutableBufferPointer { storage -> Int32 in
-                guard let base = storage.baseAddress else { return -1 }
-                var planes: [UnsafeMutablePointer<UInt8>?] = geometry.map { base + $0.offset }
-                while planes.count < 3 { planes.append(nil) }
-                return planes.withUnsafeMutableBufferPointer { planePointers in
-                    tjDecompressToYUVPlanes(
-                        handle, source.baseAddress, UInt(source.count), planePointers.baseAddress, Int32(width),
-                        &strides, Int32(height), 0)
+        try strictly("tjDecompressToYUVPlanes") { flags in
+            jpeg.withUnsafeBufferPointer { source in
+                image.storage.withUnsafeMutableBufferPointer { storage -> Int32 in
+                    guard let base = storage.baseAddress else { return -1 }
+                    var planes: [UnsafeMutablePointer<UInt8>?] = geometry.map { base + $0.offset }
+                    while planes.count < 3 { planes.append(nil) }
+                    return planes.withUnsafeMutableBufferPointer { planePointers in
+                        tjDecompressToYUVPlanes(
+                            handle, source.baseAddress, UInt(source.count), planePointers.baseAddress, Int32(width),
+                            &strides, Int32(height), flags)
+                    }
                 }
             }
         }
-        if result != 0 {
-            let failure = error("tjDecompressToYUVPlanes")
-            if !failure.isHarmlessWarning { throw failure }
+        return image
+    }
+
+    /// Decodes to packed RGB (`tjDecompress2`) with libjpeg's own chroma upsampling: the first half of what
+    /// `djpeg | cjpeg` does, used when the output subsampling differs from the file's, so chroma is resampled the
+    /// way the reference tools do it. `width`/`height` may be a scaled size as for `decodeToPlanes`.
+    package func decodeToRGB(_ jpeg: [UInt8], width: Int, height: Int) throws -> PlanarImage {
+        var image = PlanarImage(packedWidth: width, height: height, alpha: false)
+        let stride = image.planes[0].stride
+        try strictly("tjDecompress2") { flags in
+            jpeg.withUnsafeBufferPointer { source in
+                image.storage.withUnsafeMutableBufferPointer { target -> Int32 in
+                    guard let base = target.baseAddress else { return -1 }
+                    return tjDecompress2(
+                        handle, source.baseAddress, UInt(source.count), base, Int32(width), Int32(stride),
+                        Int32(height), Int32(TJPF_RGB.rawValue), flags)
+                }
+            }
         }
         return image
     }
@@ -166,6 +180,14 @@ package final class TurboJPEGDecompressor {
         guard let factors = tjGetScalingFactors(&count) else { return [] }
         return (0..<Int(count)).map { (Int(factors[$0].num), Int(factors[$0].denom)) }
             .filter { $0.numerator <= $0.denominator }
+    }
+
+    /// Runs a decode that stops at the first libjpeg warning (`TJFLAG_STOPONWARNING`) and throws it: a truncated
+    /// or corrupt file must fail, not become a half-grey photo. No warning is treated as harmless: with the whole
+    /// file in memory libjpeg-turbo's fast Huffman decoder skips bad codes silently, and "extraneous bytes before
+    /// marker" may then be the only sign of a corrupt entropy-coded segment.
+    private func strictly(_ call: String, _ decode: (Int32) -> Int32) throws {
+        if decode(TJFLAG_ACCURATEDCT | TJFLAG_STOPONWARNING) != 0 { throw error(call) }
     }
 
     private func error(_ call: String) -> TurboJPEGError {
@@ -179,7 +201,7 @@ package final class TurboJPEGDecompressor {
 
 /// One TurboJPEG compressor (`tjInitCompress`); `deinit` calls `tjDestroy`. Not thread-safe: one per worker.
 package final class TurboJPEGCompressor {
-    private let handle: UnsafeMutableRawPointer
+    fileprivate let handle: UnsafeMutableRawPointer
 
     package init() throws {
         guard let handle = tjInitCompress() else {
@@ -203,7 +225,9 @@ package final class TurboJPEGCompressor {
         var output: UnsafeMutablePointer<UInt8>? = nil
         var outputSize: UInt = 0
         defer { if let output { tjFree(output) } }
-        let flags: Int32 = progressive ? TJFLAG_PROGRESSIVE : 0
+        // TurboJPEG picks the fast, less accurate forward DCT below quality 96 unless told otherwise; cjpeg and
+        // libjpeg default to the accurate one, which costs little and matches their output.
+        let flags: Int32 = TJFLAG_ACCURATEDCT | (progressive ? TJFLAG_PROGRESSIVE : 0)
         let result = image.storage.withUnsafeBufferPointer { storage -> Int32 in
             guard let base = storage.baseAddress else { return -1 }
             var planes: [UnsafePointer<UInt8>?] = geometry.map { base + $0.offset }
@@ -223,6 +247,38 @@ package final class TurboJPEGCompressor {
             throw TurboJPEGError(call: "tjCompressFromYUVPlanes", message: "no output buffer", isWarning: false)
         }
         return Array(UnsafeBufferPointer(start: output, count: Int(outputSize)))
+    }
+}
+
+extension TurboJPEGCompressor {
+    /// Packed RGB to Y, Cb, Cr planes in `subsampling` (`tjEncodeYUVPlanes`): libjpeg's colour conversion and
+    /// chroma downsampling, exactly what cjpeg applies, without the entropy coding.
+    package func planes(from rgb: PlanarImage, subsampling: ChromaSubsampling) throws -> PlanarImage {
+        guard rgb.layout == .rgb24, let plane = rgb.planes.first else {
+            throw TurboJPEGError(call: "tjEncodeYUVPlanes", message: "image is not packed RGB", isWarning: false)
+        }
+        var output = PlanarImage(yuvWidth: rgb.width, height: rgb.height, subsampling: subsampling)
+        let geometry = output.planes
+        var strides = geometry.map { Int32($0.stride) }
+        let result = rgb.storage.withUnsafeBufferPointer { source in
+            output.storage.withUnsafeMutableBufferPointer { target -> Int32 in
+                guard let sourceBase = source.baseAddress, let base = target.baseAddress else { return -1 }
+                var planes: [UnsafeMutablePointer<UInt8>?] = geometry.map { base + $0.offset }
+                while planes.count < 3 { planes.append(nil) }
+                return planes.withUnsafeMutableBufferPointer { planePointers in
+                    tjEncodeYUVPlanes(
+                        handle, sourceBase + plane.offset, Int32(rgb.width), Int32(plane.stride), Int32(rgb.height),
+                        Int32(TJPF_RGB.rawValue), planePointers.baseAddress, &strides, subsampling.tjValue, 0)
+                }
+            }
+        }
+        if result != 0 {
+            throw TurboJPEGError(
+                call: "tjEncodeYUVPlanes", message: String(cString: tjGetErrorStr2(handle)),
+                isWarning: tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue))
+        }
+        output.replicateEdges()
+        return output
     }
 }
 

@@ -96,7 +96,8 @@ package final class HEIFImage {
     ) throws -> R {
         var image: OpaquePointer? = nil
         try HEIFError.check(
-            "heif_decode_image", heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, nil))
+            "heif_decode_image",
+            heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, nil))
         guard let image else {
             throw HEIFError(call: "heif_decode_image", code: -1, subcode: 0, message: "no image decoded")
         }

@@ -194,7 +194,8 @@ package final class MediaInput {
             bitRate = context.pointee.bit_rate
         } else if let containerDuration, containerDuration > 0, fileSize > 0 {
             // What avformat_find_stream_info's timing estimate would set (and ffprobe prints).
-            bitRate = Int64(Double(fileSize) * 8 / containerDuration)
+            let estimate = Double(fileSize) * 8 / containerDuration
+            bitRate = estimate < Double(Int64.max) ? Int64(estimate) : nil
         } else {
             bitRate = nil
         }
@@ -202,7 +203,7 @@ package final class MediaInput {
         var streams: [MediaStreamInfo] = []
         for index in 0..<Int(context.pointee.nb_streams) {
             guard let stream = context.pointee.streams[index] else { continue }
-            streams.append(Self.describe(stream, index: index))
+            streams.append(Self.describe(stream, index: index, headerOnly: !ran))
         }
         self.streams = streams
     }
@@ -223,7 +224,7 @@ package final class MediaInput {
                     message: "this FFmpeg has no demuxer named \(demuxer.name)"),
                 log: [], timedOut: false, refusedOpens: 0)
         }
-        guard var context = avformat_alloc_context() else {
+        guard let context = avformat_alloc_context() else {
             throw MediaInputError(
                 error: FFmpegError(call: "avformat_alloc_context", code: .outOfMemory), log: [], timedOut: false,
                 refusedOpens: 0)
@@ -244,9 +245,7 @@ package final class MediaInput {
         try guarded("avformat_open_input", guardState) {
             avformat_open_input(&maybeContext, url, format, &options)
         }
-        guard let openedContext = maybeContext else { return nil }
-        context = openedContext
-        return context
+        return maybeContext
     }
 
     /// Runs one FFmpeg call with its error log captured; turns a negative result into `MediaInputError`.
@@ -282,7 +281,11 @@ package final class MediaInput {
         return true
     }
 
-    private static func describe(_ stream: UnsafeMutablePointer<AVStream>, index: Int) -> MediaStreamInfo {
+    /// `headerOnly`: stream info was not read, so fill in what FFmpeg's decoders would have (the default channel
+    /// layout) to report what ffprobe reports.
+    private static func describe(
+        _ stream: UnsafeMutablePointer<AVStream>, index: Int, headerOnly: Bool
+    ) -> MediaStreamInfo {
         let metadata = dictionary(stream.pointee.metadata)
         var info = MediaStreamInfo(index: index, codecType: "unknown", metadata: metadata)
         info.language = metadata["language"].flatMap { $0 == "und" ? nil : $0 }
@@ -298,7 +301,11 @@ package final class MediaInput {
         }
         if codec.profile != FF_PROFILE_UNKNOWN, let profile = avcodec_profile_name(codec.codec_id, codec.profile) {
             info.profile = String(cString: profile)
-        } else if let profile = ExtradataProfile.name(codec: info.codecName, extradata: codec.extradata,
+        } else if codec.profile != FF_PROFILE_UNKNOWN {
+            // ffprobe prints the number when FFmpeg has no name for it (VP8's 0).
+            info.profile = String(codec.profile)
+        } else if let profile = ExtradataProfile.name(
+            codec: info.codecName, extradata: codec.extradata,
             size: Int(codec.extradata_size))
         {
             info.profile = profile
@@ -323,6 +330,14 @@ package final class MediaInput {
             info.channelLayout = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer in
                 guard let base = buffer.baseAddress else { return nil }
                 ingest_av_channel_layout_describe(parameters, base, buffer.count)
+                if base[0] == 0, channels > 0, headerOnly {
+                    // The mov header gives only a count; the decoder (and so ffprobe) assumes the default
+                    // layout for it, as av_channel_layout_default does.
+                    var layout = AVChannelLayout()
+                    av_channel_layout_default(&layout, channels)
+                    if av_channel_layout_describe(&layout, base, buffer.count) < 0 { base[0] = 0 }
+                    av_channel_layout_uninit(&layout)
+                }
                 let text = String(cString: base)
                 return text.isEmpty ? nil : text
             }

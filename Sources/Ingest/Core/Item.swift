@@ -65,6 +65,8 @@ public final class Item: @unchecked Sendable {
     public var facts = JSONObject()
     /// Cached probe of `artifact`, shared by validate, probe and geohash so a file is opened once.
     public var probeResult: ProbeResult?
+    /// Files in the work directory made for this item (transcoded artifacts); removed when the item is done.
+    public var temporaryFiles: [String] = []
     /// The probe error, cached as well so a broken file is not opened again by each stage.
     public var probeError: ItemFailed?
 

@@ -1,0 +1,301 @@
+import Foundation
+
+/// The report formats of `--report-format`.
+public enum ReportFormat: String, CaseIterable, Sendable {
+    /// Aligned text for people: a line per file, the broken rules under it, the counts last.
+    case table
+    /// One JSON object per input file per line.
+    case jsonl
+    /// JUnit XML: a testcase per file, a failure element per broken rule, which CI systems show natively.
+    case junit
+
+    /// The format a report file's name suggests (`.jsonl`, `.json`, `.xml`); nil when it suggests none.
+    public static func guess(fromPath path: String) -> ReportFormat? {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "jsonl", "ndjson", "json": return .jsonl
+        case "xml": return .junit
+        case "txt", "log": return .table
+        default: return nil
+        }
+    }
+}
+
+/// Receives each file's report in order, then the totals. Writers stream: nothing holds the whole batch.
+public protocol ReportWriter: AnyObject {
+    func write(_ report: ItemReport) throws
+    func finish(_ summary: RunSummary) throws
+}
+
+/// Where a report goes: a text stream that is either standard output or a file written atomically (a temp file
+/// renamed over the target when the report is complete, so a crash never leaves half a report behind).
+public final class ReportOutput {
+    private let handle: FileHandle
+    private let temporaryPath: String?
+    private let finalPath: String?
+    private var buffer = Data()
+    private var closed = false
+
+    /// Standard output.
+    public init() {
+        handle = FileHandle.standardOutput
+        temporaryPath = nil
+        finalPath = nil
+    }
+
+    /// A file at `path`, made complete only by `commit()`.
+    public init(path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary =
+            (directory.isEmpty ? "" : directory + "/") + ".\((path as NSString).lastPathComponent).\(getpid()).tmp"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil),
+            let handle = FileHandle(forWritingAtPath: temporary)
+        else {
+            throw ReportError("cannot write the report \(path): \(String(cString: strerror(errno)).lowercased())")
+        }
+        self.handle = handle
+        temporaryPath = temporary
+        finalPath = path
+    }
+
+    deinit {
+        if !closed, let temporaryPath {
+            try? handle.close()
+            unlink(temporaryPath)
+        }
+    }
+
+    public var isTerminal: Bool { finalPath == nil && isatty(STDOUT_FILENO) == 1 }
+
+    public func write(_ text: String) throws { try write(Data(text.utf8)) }
+
+    public func write(_ bytes: Data) throws {
+        buffer.append(bytes)
+        if buffer.count >= 64 * 1024 || finalPath == nil { try flush() }
+    }
+
+    private func flush() throws {
+        guard !buffer.isEmpty else { return }
+        do {
+            try handle.write(contentsOf: buffer)
+        } catch {
+            throw ReportError(
+                "cannot write the report \(finalPath ?? "to standard output"): \(error.localizedDescription)")
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Flushes, and for a file: fsync, then rename into place.
+    public func commit() throws {
+        try flush()
+        guard let temporaryPath, let finalPath else { return }
+        do {
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            throw ReportError("cannot write the report \(finalPath): \(error.localizedDescription)")
+        }
+        closed = true
+        guard rename(temporaryPath, finalPath) == 0 else {
+            let reason = String(cString: strerror(errno)).lowercased()
+            unlink(temporaryPath)
+            throw ReportError("cannot write the report \(finalPath): \(reason)")
+        }
+    }
+}
+
+/// A report that could not be written (exit code 3).
+public struct ReportError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension ReportFormat {
+    /// A writer of this format onto `output`; `pipelineName` names the JUnit suite and the table's heading.
+    public func makeWriter(output: ReportOutput, pipelineName: String) throws -> ReportWriter {
+        switch self {
+        case .table: return TableReportWriter(output: output)
+        case .jsonl: return JSONLinesReportWriter(output: output)
+        case .junit: return try JUnitReportWriter(output: output, suiteName: pipelineName)
+        }
+    }
+}
+
+/// `STATUS  path  details`, with each broken rule on its own line beneath.
+final class TableReportWriter: ReportWriter {
+    private let output: ReportOutput
+
+    init(output: ReportOutput) { self.output = output }
+
+    func write(_ report: ItemReport) throws {
+        let label: String
+        switch report.status {
+        case .passed: label = "ok  "
+        case .failed: label = "FAIL"
+        case .skipped: label = "skip"
+        }
+        var line = "\(label)  \(report.path)"
+        let details =
+            report.status == .skipped ? (report.skipReason ?? "") : TableReportWriter.summary(of: report.facts)
+        if !details.isEmpty { line += "  " + details }
+        line += "\n"
+        for failure in report.failures {
+            line += "      \(failure.stage).\(failure.rule): \(failure.message)"
+            if let expected = failure.expected {
+                if let actual = failure.actual, !failure.message.contains(actual) {
+                    line += " (expected \(expected), found \(actual))"
+                } else if !failure.message.contains(expected) {
+                    line += " (expected \(expected))"
+                }
+            }
+            line += "\n"
+        }
+        try output.write(line)
+    }
+
+    func finish(_ summary: RunSummary) throws {
+        try output.write(summary.line + "\n")
+        try output.commit()
+    }
+
+    /// A few words on what the probe found: `mov 2.00s 320×240 h264+aac geohash u6sce0`.
+    static func summary(of facts: JSONObject) -> String {
+        var words: [String] = []
+        if case .object(let probe)? = facts["probe"] {
+            if let format = probe["format"]?["format_name"]?.stringValue {
+                words.append(String(format.split(separator: ",").first ?? ""))
+            }
+            if let duration = probe["format"]?["duration"]?.doubleValue {
+                words.append(String(format: "%.2fs", duration))
+            }
+            var size: String?
+            var rotated: String?
+            var codecs: [String] = []
+            if case .array(let streams)? = probe["streams"] {
+                for stream in streams {
+                    if size == nil, let width = stream["width"]?.stringValue, let height = stream["height"]?.stringValue
+                    {
+                        size = "\(width)×\(height)"
+                    }
+                    if let rotation = stream["rotation"]?.doubleValue, rotation != 0 {
+                        rotated = "rotation \(JSONValue.format(rotation))"
+                    }
+                    if let codec = stream["codec_name"]?.stringValue, stream["codec_type"]?.stringValue != "data" {
+                        codecs.append(codec)
+                    }
+                }
+            }
+            if size == nil, let width = probe["width"]?.stringValue, let height = probe["height"]?.stringValue {
+                size = "\(width)×\(height)"
+            }
+            if let size { words.append(size) }
+            if !codecs.isEmpty { words.append(codecs.joined(separator: "+")) }
+            if let rotated { words.append(rotated) }
+            if let orientation = probe["orientation"]?.stringValue, orientation != "1" {
+                words.append("orientation \(orientation)")
+            }
+        }
+        if let geohash = facts["geohash"]?.stringValue { words.append("geohash \(geohash)") }
+        return words.joined(separator: " ")
+    }
+}
+
+/// One JSON object per file per line, keys in a fixed order.
+final class JSONLinesReportWriter: ReportWriter {
+    private let output: ReportOutput
+    init(output: ReportOutput) { self.output = output }
+
+    func write(_ report: ItemReport) throws { try output.write(report.json.serialized() + "\n") }
+    func finish(_ summary: RunSummary) throws { try output.commit() }
+}
+
+/// JUnit XML. The suite's counts come first in the file but are known only at the end, so test cases are spooled
+/// to a temp file and copied after the header: memory stays bounded for any batch size.
+final class JUnitReportWriter: ReportWriter {
+    private let output: ReportOutput
+    private let suiteName: String
+    private let spool: FileHandle
+    private let spoolPath: String
+
+    init(output: ReportOutput, suiteName: String) throws {
+        self.output = output
+        self.suiteName = suiteName
+        spoolPath = NSTemporaryDirectory() + "/ingest-junit-\(getpid())-\(UUID().uuidString).xml"
+        guard FileManager.default.createFile(atPath: spoolPath, contents: nil),
+            let spool = FileHandle(forUpdatingAtPath: spoolPath)
+        else { throw ReportError("cannot create a temp file for the JUnit report at \(spoolPath)") }
+        self.spool = spool
+    }
+
+    deinit {
+        try? spool.close()
+        unlink(spoolPath)
+    }
+
+    func write(_ report: ItemReport) throws {
+        var xml = "    <testcase classname=\"\(xmlEscape(suiteName))\" name=\"\(xmlEscape(report.path))\""
+        switch report.status {
+        case .passed:
+            xml += "/>\n"
+        case .skipped:
+            xml += ">\n      <skipped message=\"\(xmlEscape(report.skipReason ?? "skipped"))\"/>\n    </testcase>\n"
+        case .failed:
+            xml += ">\n"
+            for failure in report.failures {
+                var body = failure.message
+                if let expected = failure.expected { body += "\nexpected: \(expected)" }
+                if let actual = failure.actual { body += "\nactual: \(actual)" }
+                xml +=
+                    "      <failure type=\"\(xmlEscape(failure.stage + "." + failure.rule))\" "
+                    + "message=\"\(xmlEscape(failure.message))\">\(xmlEscape(body))</failure>\n"
+            }
+            xml += "    </testcase>\n"
+        }
+        do {
+            try spool.write(contentsOf: Data(xml.utf8))
+        } catch {
+            throw ReportError("cannot write the JUnit spool file \(spoolPath): \(error.localizedDescription)")
+        }
+    }
+
+    func finish(_ summary: RunSummary) throws {
+        let name = xmlEscape(suiteName)
+        try output.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+        try output.write(
+            "<testsuites name=\"ingest\" tests=\"\(summary.total)\" failures=\"\(summary.failed)\" "
+                + "skipped=\"\(summary.skipped)\">\n")
+        try output.write(
+            "  <testsuite name=\"\(name)\" tests=\"\(summary.total)\" failures=\"\(summary.failed)\" "
+                + "errors=\"0\" skipped=\"\(summary.skipped)\">\n")
+        try spool.seek(toOffset: 0)
+        while let chunk = try spool.read(upToCount: 256 * 1024), !chunk.isEmpty {
+            try output.write(chunk)
+        }
+        try output.write("  </testsuite>\n</testsuites>\n")
+        try output.commit()
+    }
+}
+
+/// Text safe inside XML attributes and elements; characters XML 1.0 forbids become U+FFFD.
+func xmlEscape(_ text: String) -> String {
+    var out = ""
+    out.reserveCapacity(text.utf8.count)
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "&": out += "&amp;"
+        case "<": out += "&lt;"
+        case ">": out += "&gt;"
+        case "\"": out += "&quot;"
+        case "'": out += "&apos;"
+        case "\n", "\r", "\t": out.unicodeScalars.append(scalar)
+        case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
+            out += "\u{FFFD}"
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
+}
+
+extension ItemReport {
+    /// A few words on what the stages found (`mov 2.00s 320×240 h264+aac geohash u6sce0`), as the table shows it.
+    public var summaryText: String { TableReportWriter.summary(of: facts) }
+}

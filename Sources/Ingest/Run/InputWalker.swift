@@ -1,0 +1,198 @@
+import IngestNative
+
+/// One input the walker found: a regular file to run the stages on, or a problem with an entry that is reported as
+/// a failed file of its own (a name that is not UTF-8, a symlink loop, a folder that cannot be read) so the rest of
+/// the batch goes on.
+public struct InputEntry: Sendable, Equatable {
+    /// The path as opened: the root joined with `relativePath`.
+    public var path: String
+    /// The path relative to the root it was found under; what reports show next to the root.
+    public var relativePath: String
+    /// Size when listed.
+    public var size: Int64
+    /// Set when the entry cannot be worked on.
+    public var problem: RuleFailure?
+
+    public init(path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil) {
+        self.path = path
+        self.relativePath = relativePath
+        self.size = size
+        self.problem = problem
+    }
+}
+
+/// Walks the given files and folders lazily, depth first, each folder's entries in byte order, so the order is the
+/// same on every run and machine while only the folders on the current path are held in memory (one folder's
+/// names at a time, never the whole tree). Symlinks are skipped unless `follow_symlinks` is set; then a link back
+/// to a folder on the current path is reported as a loop instead of followed forever.
+public final class InputWalker: Sequence, IteratorProtocol {
+    private struct Frame {
+        var directory: String
+        var relativePrefix: String
+        var depth: Int
+        var entries: [DirectoryEntry]
+        var index = 0
+        var identity: FolderIdentity
+    }
+
+    private struct FolderIdentity: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private let spec: InputSpec
+    private let include: [Glob]
+    private let exclude: [Glob]
+    private var pendingRoots: [String]
+    private var stack: [Frame] = []
+    private var ancestors: Set<FolderIdentity> = []
+
+    /// `paths` are files or folders, as given on the command line; they are taken in sorted order.
+    public init(paths: [String], spec: InputSpec) {
+        self.spec = spec
+        include = spec.include.map(Glob.init)
+        exclude = spec.exclude.map(Glob.init)
+        pendingRoots = paths.sorted().reversed()
+    }
+
+    public func next() -> InputEntry? {
+        while true {
+            if stack.isEmpty {
+                guard let root = pendingRoots.popLast() else { return nil }
+                if let entry = start(root: root) { return entry }
+                continue
+            }
+            let top = stack.count - 1
+            guard stack[top].index < stack[top].entries.count else {
+                ancestors.remove(stack[top].identity)
+                stack.removeLast()
+                continue
+            }
+            let entry = stack[top].entries[stack[top].index]
+            stack[top].index += 1
+            if let found = visit(entry, in: stack[top]) { return found }
+        }
+    }
+
+    /// A root given on the command line: a file is taken as it is (globs do not filter what was named explicitly),
+    /// a folder is walked. A root that is a symlink is always followed: the user named it.
+    private func start(root: String) -> InputEntry? {
+        let status: FileStatus
+        do {
+            status = try FileStatus(path: root, followLinks: true)
+        } catch {
+            return problem(path: root, relativePath: root, rule: "unreadable", "cannot open: \(error.reason)")
+        }
+        switch status.kind {
+        case .regular:
+            let name = root.split(separator: "/").last.map(String.init) ?? root
+            return InputEntry(path: root, relativePath: name, size: status.size)
+        case .directory:
+            let directory = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+            return push(directory: directory, relativePrefix: "", depth: 0, status: status)
+        default:
+            return problem(path: root, relativePath: root, rule: "not_a_file", "not a regular file or folder")
+        }
+    }
+
+    private func push(directory: String, relativePrefix: String, depth: Int, status: FileStatus) -> InputEntry? {
+        let identity = FolderIdentity(device: status.device, inode: status.inode)
+        let shown = relativePrefix.isEmpty ? directory : String(relativePrefix.dropLast())
+        if ancestors.contains(identity) {
+            return problem(
+                path: directory, relativePath: shown, rule: "symlink_loop",
+                "symlink loop: this folder is also one of its own parent folders; not followed")
+        }
+        let entries: [DirectoryEntry]
+        do {
+            let stream = try DirectoryStream(path: directory)
+            entries = try stream.readAll().sorted { $0.rawName.lexicographicallyPrecedes($1.rawName) }
+        } catch {
+            return problem(
+                path: directory, relativePath: shown, rule: "unreadable", "cannot list folder: \(error.reason)")
+        }
+        ancestors.insert(identity)
+        stack.append(
+            Frame(
+                directory: directory, relativePrefix: relativePrefix, depth: depth, entries: entries, identity: identity
+            ))
+        return nil
+    }
+
+    private func visit(_ entry: DirectoryEntry, in frame: Frame) -> InputEntry? {
+        let name = entry.displayName
+        let relativePath = frame.relativePrefix + name
+        let path: String
+        switch frame.directory {
+        case ".": path = name
+        case "/": path = "/" + name
+        default: path = frame.directory + "/" + name
+        }
+        if exclude.contains(where: { $0.matches(relativePath) }) { return nil }
+        guard entry.name != nil else {
+            guard isIncluded(relativePath) else { return nil }
+            return problem(
+                path: path, relativePath: relativePath, rule: "file_name",
+                "the file name is not valid UTF-8; rename it to work on it")
+        }
+        var kind = entry.kind
+        var status: FileStatus?
+        if kind == nil || kind == .symlink {
+            do {
+                let linkStatus = try FileStatus(path: path, followLinks: false)
+                status = linkStatus
+                kind = linkStatus.kind
+            } catch {
+                // Vanished since the listing: nothing to report on.
+                return nil
+            }
+        }
+        if kind == .symlink {
+            guard spec.followSymlinks else { return nil }
+            do {
+                let target = try FileStatus(path: path, followLinks: true)
+                status = target
+                kind = target.kind
+            } catch {
+                guard isIncluded(relativePath) else { return nil }
+                let reason =
+                    error.errno == SystemError.tooManySymlinks
+                    ? "symlink loop: the link resolves to itself" : "broken symlink: \(error.reason)"
+                return problem(path: path, relativePath: relativePath, rule: "symlink_loop", reason)
+            }
+        }
+        switch kind {
+        case .directory:
+            if let maxDepth = spec.maxDepth, frame.depth + 1 > maxDepth { return nil }
+            let folderStatus: FileStatus
+            if let status, status.kind == .directory {
+                folderStatus = status
+            } else {
+                guard let fresh = try? FileStatus(path: path, followLinks: true) else { return nil }
+                folderStatus = fresh
+            }
+            return push(
+                directory: path, relativePrefix: relativePath + "/", depth: frame.depth + 1, status: folderStatus)
+        case .regular:
+            guard isIncluded(relativePath) else { return nil }
+            let size = status?.size ?? (try? FileStatus(path: path, followLinks: true))?.size ?? 0
+            return InputEntry(path: path, relativePath: relativePath, size: size)
+        default:
+            // FIFOs, sockets and devices: opening one could block forever or read without end.
+            guard isIncluded(relativePath) else { return nil }
+            return problem(
+                path: path, relativePath: relativePath, rule: "not_a_file",
+                "not a regular file (a FIFO, socket or device); skipped")
+        }
+    }
+
+    private func isIncluded(_ relativePath: String) -> Bool {
+        include.isEmpty || include.contains { $0.matches(relativePath) }
+    }
+
+    private func problem(path: String, relativePath: String, rule: String, _ message: String) -> InputEntry {
+        InputEntry(
+            path: path, relativePath: relativePath, size: 0,
+            problem: RuleFailure(stage: "input", rule: rule, message: message))
+    }
+}

@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A failed POSIX call: which call, on what, and the C library's own text for errno (swift-nio's
+/// "one helper turns -1/errno into a thrown error naming the call").
+package struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The C function that failed (`opendir`, `lstat` …).
+    package var call: String
+    package var path: String
+    package var errno: Int32
+
+    package init(call: String, path: String, errno: Int32) {
+        self.call = call
+        self.path = path
+        self.errno = errno
+    }
+
+    /// `strerror` text, lower-cased to read well inside a sentence ("no such file or directory").
+    package var reason: String {
+        guard let text = strerror(errno) else { return "error \(errno)" }
+        return String(cString: text).lowercased()
+    }
+
+    package var description: String { "\(call)(\(path)): \(reason)" }
+
+    package static let noSuchFile = ENOENT
+    package static let permissionDenied = EACCES
+    package static let tooManySymlinks = ELOOP
+    package static let notADirectory = ENOTDIR
+    package static let isADirectory = EISDIR
+}
+
+/// What `lstat`/`stat` says of one path, as Swift values.
+package struct FileStatus: Equatable, Sendable {
+    package enum Kind: Sendable, Equatable { case regular, directory, symlink, other }
+
+    package var kind: Kind
+    package var size: Int64
+    package var device: UInt64
+    package var inode: UInt64
+    /// Modification time in nanoseconds since 1970.
+    package var modified: Int64
+
+    /// `lstat` (the link itself) when `followLinks` is false, `stat` (its target) otherwise.
+    package init(path: String, followLinks: Bool) throws(SystemError) {
+        var info = stat()
+        let result = followLinks ? stat(path, &info) : lstat(path, &info)
+        guard result == 0 else { throw SystemError(call: followLinks ? "stat" : "lstat", path: path, errno: errno) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symlink
+        default: kind = .other
+        }
+        size = Int64(info.st_size)
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    }
+}
+
+/// One name read from a directory. `name` is nil when the bytes are not valid UTF-8; `rawName` keeps them so the
+/// caller can still say which entry it was.
+package struct DirectoryEntry: Sendable {
+    package var name: String?
+    package var rawName: [UInt8]
+    /// `d_type`, when the file system reports it (saves an lstat per entry).
+    package var kind: FileStatus.Kind?
+
+    /// The name for messages: the UTF-8 text, or the bytes with invalid ones shown as `\xNN`.
+    package var displayName: String {
+        if let name { return name }
+        var text = ""
+        var index = 0
+        while index < rawName.count {
+            let byte = rawName[index]
+            if byte < 0x80 {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                text += "\\x" + String(byte, radix: 16, uppercase: true)
+            }
+            index += 1
+        }
+        return text
+    }
+}
+
+/// An open directory (`opendir`); `deinit` closes it. Entries come one at a time, so a caller decides how many it
+/// holds.
+package final class DirectoryStream {
+    private let handle: OpaquePointer
+    package let path: String
+
+    package init(path: String) throws(SystemError) {
+        guard let handle = opendir(path) else { throw SystemError(call: "opendir", path: path, errno: errno) }
+        self.handle = handle
+        self.path = path
+    }
+
+    deinit { closedir(handle) }
+
+    /// The next entry other than `.` and `..`; nil at the end. A read error ends the listing with an error.
+    package func next() throws(SystemError) -> DirectoryEntry? {
+        while true {
+            errno = 0
+            guard let entry = readdir(handle) else {
+                if errno != 0 { throw SystemError(call: "readdir", path: path, errno: errno) }
+                return nil
+            }
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw -> [UInt8] in
+                let buffer = raw.bindMemory(to: UInt8.self)
+                let length = buffer.firstIndex(of: 0) ?? buffer.count
+                return Array(buffer[..<length])
+            }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            let kind: FileStatus.Kind?
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_REG): kind = .regular
+            case Int32(DT_DIR): kind = .directory
+            case Int32(DT_LNK): kind = .symlink
+            case Int32(DT_UNKNOWN): kind = nil
+            default: kind = .other
+            }
+            return DirectoryEntry(name: String(validating: bytes, as: UTF8.self), rawName: bytes, kind: kind)
+        }
+    }
+
+    /// Every remaining entry (one directory's names; the caller sorts them).
+    package func readAll() throws(SystemError) -> [DirectoryEntry] {
+        var entries: [DirectoryEntry] = []
+        while let entry = try next() { entries.append(entry) }
+        return entries
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import Ingest
+
+/// The `ingest` command: a thin root whose subcommands live in their own files. Exit codes are part of the
+/// interface scripts and CI rely on, so they are mapped here in one place.
+@main
+struct IngestCLI: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingest",
+        abstract: "Validate, probe, transcode and upload folders of recordings and photos through a pipeline file.",
+        discussion: """
+            Exit codes:
+              0  every file passed (skipped files do not count as failures)
+              1  one or more files broke a rule
+              2  usage error, or the pipeline file is invalid (nothing ran)
+              3  internal or I/O error (e.g. the report could not be written)
+            """,
+        version: "0.1.0",
+        subcommands: [
+            RunCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
+        ]
+    )
+
+    static func main() {
+        let command: ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            // Help and --version exit 0; every parse or validation error is a usage error: 2.
+            let code = exitCode(for: error)
+            if code == .success { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
+        do {
+            var runnable = command
+            try runnable.run()
+        } catch let status as ExitStatus {
+            Foundation.exit(status.rawValue)
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            // `--help` given to a subcommand arrives here as a clean exit; a ValidationError from `run` is usage.
+            if exitCode(for: error) == .success { exit(withError: error) }
+            if error is ValidationError {
+                printError(fullMessage(for: error))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            printError("ingest: \(error)")
+            Foundation.exit(ExitStatus.internalError.rawValue)
+        }
+    }
+}
+
+/// The documented exit codes.
+enum ExitStatus: Int32, Error {
+    case success = 0
+    case ruleFailures = 1
+    case usage = 2
+    case internalError = 3
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

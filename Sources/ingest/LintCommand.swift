@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import Ingest
+
+struct LintCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lint",
+        abstract: "Check pipeline files without running them: errors (the file will not load) and warnings.")
+
+    @Argument(help: "Pipeline files to check.")
+    var pipelines: [String]
+
+    @Flag(name: .long, help: "Treat warnings as errors (exit 2).")
+    var strict = false
+
+    func validate() throws {
+        if pipelines.isEmpty { throw ValidationError("give at least one pipeline file") }
+    }
+
+    func run() throws {
+        var failed = false
+        for path in pipelines {
+            let issues = Pipeline.lint(path: path)
+            for issue in issues { print(issue.description) }
+            if issues.contains(where: { $0.severity == .error || strict }) { failed = true }
+            if issues.isEmpty { print("\(path): ok") }
+        }
+        throw failed ? ExitStatus.usage : ExitStatus.success
+    }
+}
+
+struct SchemaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema",
+        abstract: "Print the JSON Schema of pipeline files (the same as pipelines/schema.json).")
+
+    func run() throws {
+        print(Pipeline.jsonSchema.prettySerialized())
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import Ingest
+
+struct ProbeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "probe",
+        abstract: "Read container, duration, streams, location and image facts of files, in-process.",
+        discussion: """
+            With --json, one JSON object per file per line (JSON Lines) with ffprobe's field names and real \
+            numbers: path, format.format_name, format.duration, format.size, format.bit_rate, \
+            streams[].index/codec_type/codec_name/width/height/rotation/sample_rate/channels/duration, \
+            location.latitude/longitude when present, orientation for images. A file that cannot be probed \
+            gives {"path": …, "error": {"rule": …, "message": …}} and exit code 1.
+            """)
+
+    @Flag(name: .long, help: "One JSON object per file per line.")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("Seconds one file's probe may take before it fails.", valueName: "seconds"))
+    var timeout: Double = 10
+
+    @Option(name: .long, help: ArgumentHelp("Files probed at once (default: number of cores).", valueName: "n"))
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Argument(help: "Files (folders are walked).")
+    var files: [String]
+
+    func validate() throws {
+        if files.isEmpty { throw ValidationError("give at least one file") }
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if timeout <= 0 { throw ValidationError("--timeout must be positive") }
+    }
+
+    func run() throws {
+        let walker = InputWalker(paths: files, spec: InputSpec())
+        var anyFailed = false
+        // Probed in batches so output keeps the input order while `jobs` files are open at once.
+        var batch: [InputEntry] = []
+        func flush() {
+            var lines = [String](repeating: "", count: batch.count)
+            var failed = [Bool](repeating: false, count: batch.count)
+            let entries = batch
+            let timeout = self.timeout
+            let json = self.json
+            lines.withUnsafeMutableBufferPointer { lineBuffer in
+                failed.withUnsafeMutableBufferPointer { failedBuffer in
+                    nonisolated(unsafe) let lineOut = lineBuffer
+                    nonisolated(unsafe) let failedOut = failedBuffer
+                    DispatchQueue.concurrentPerform(iterations: entries.count) { index in
+                        let (line, didFail) = ProbeCommand.describe(entries[index], timeout: timeout, json: json)
+                        lineOut[index] = line
+                        failedOut[index] = didFail
+                    }
+                }
+            }
+            for (line, didFail) in zip(lines, failed) {
+                print(line)
+                anyFailed = anyFailed || didFail
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+        for entry in walker {
+            batch.append(entry)
+            if batch.count >= jobs * 8 { flush() }
+        }
+        flush()
+        throw anyFailed ? ExitStatus.ruleFailures : ExitStatus.success
+    }
+
+    /// One output line for one file, and whether it failed.
+    static func describe(_ entry: InputEntry, timeout: Double, json: Bool) -> (String, Bool) {
+        let result: Result<ProbeResult, ProbeError>
+        if let problem = entry.problem {
+            result = .failure(ProbeError(rule: problem.rule, message: problem.message))
+        } else {
+            do {
+                result = .success(try Prober.probe(path: entry.path, timeout: timeout))
+            } catch let error as ProbeError {
+                result = .failure(error)
+            } catch {
+                result = .failure(ProbeError(rule: "error", message: "\(error)"))
+            }
+        }
+        switch result {
+        case .success(let probe):
+            guard json else {
+                return ("\(entry.path): \(TableSummary.describe(probe))", false)
+            }
+            var object: JSONObject = ["path": .string(entry.path)]
+            for (key, value) in probe.json.pairs { object[key] = value }
+            return (JSONValue.object(object).serialized(), false)
+        case .failure(let error):
+            guard json else { return ("\(entry.path): error: \(error.rule): \(error.message)", true) }
+            let object: JSONValue = [
+                "path": .string(entry.path), "error": ["rule": .string(error.rule), "message": .string(error.message)],
+            ]
+            return (object.serialized(), true)
+        }
+    }
+}
+
+/// The one-line description `ingest probe` prints without --json.
+enum TableSummary {
+    static func describe(_ probe: ProbeResult) -> String {
+        ItemReport(path: "", relativePath: "", status: .passed, facts: ["probe": .object(probe.json)]).summaryText
+    }
+}

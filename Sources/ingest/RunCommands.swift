@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import Ingest
+
+/// Options shared by `run` and `validate`.
+struct RunOptions: ParsableArguments {
+    @Argument(help: "The pipeline file (YAML).")
+    var pipeline: String
+
+    @Argument(help: "Files or folders to work on (default: the current folder).")
+    var paths: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Also write the report to this file.", valueName: "file"))
+    var report: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Format of the report: table, jsonl or junit (default: from the report file's extension, else table).",
+            valueName: "format"))
+    var reportFormat: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Files worked on at once (overrides the pipeline's concurrency).", valueName: "n"))
+    var concurrency: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Folder for temp and transcoded files.", valueName: "dir"))
+    var workDir: String = ".ingest/work"
+
+    @Option(name: .long, help: ArgumentHelp("Seconds one file's probe may take before it fails.", valueName: "seconds"))
+    var probeTimeout: Double = 10
+
+    @Flag(name: [.short, .long], help: "Print nothing on standard output but the report it was asked for.")
+    var quiet = false
+
+    func validate() throws {
+        if let reportFormat, ReportFormat(rawValue: reportFormat) == nil {
+            throw ValidationError("--report-format must be one of: table, jsonl, junit (found '\(reportFormat)')")
+        }
+        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if probeTimeout <= 0 { throw ValidationError("--probe-timeout must be positive") }
+    }
+
+    /// Loads the pipeline, runs it and writes the reports; returns the exit status.
+    func execute(offline: Bool) throws -> ExitStatus {
+        var pipeline: Pipeline
+        do {
+            pipeline = try Pipeline.load(path: self.pipeline)
+        } catch let errors as PipelineFileErrors {
+            for error in errors.errors { printError(error.description) }
+            printError("\(self.pipeline): not run: the pipeline file has \(errors.errors.count) error(s)")
+            return .usage
+        }
+        if let concurrency { pipeline.concurrency = concurrency }
+        let settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
+        let progress = quiet ? nil : RunProgress()
+        let runner = Runner(pipeline: pipeline, settings: settings, progress: progress)
+        let display = progress.map { ProgressDisplay(progress: $0) }
+        display?.start()
+        defer { display?.stop() }
+
+        var writers: [ReportWriter] = []
+        let fileFormat = reportFormat.flatMap(ReportFormat.init(rawValue:))
+        if let report {
+            let format = fileFormat ?? ReportFormat.guess(fromPath: report) ?? .table
+            writers.append(try format.makeWriter(output: try ReportOutput(path: report), pipelineName: pipeline.name))
+            if !quiet {
+                writers.append(try ReportFormat.table.makeWriter(output: ReportOutput(), pipelineName: pipeline.name))
+            }
+        } else if !quiet || fileFormat != nil {
+            writers.append(try (fileFormat ?? .table).makeWriter(output: ReportOutput(), pipelineName: pipeline.name))
+        }
+        func write(_ report: ItemReport) throws { for writer in writers { try writer.write(report) } }
+        let summary = try runner.run(paths: paths.isEmpty ? ["."] : paths) { report in
+            if let display { try display.withDisplayCleared { try write(report) } } else { try write(report) }
+        }
+        for writer in writers { try writer.finish(summary) }
+        return summary.failed > 0 ? .ruleFailures : .success
+    }
+}
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run every stage of the pipeline over the files (uploads included).")
+
+    @OptionGroup var options: RunOptions
+
+    func run() throws { throw try options.execute(offline: false) }
+}
+
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Pre-flight: run only the stages that need no network (validate, probe, geohash …); never uploads.")
+
+    @OptionGroup var options: RunOptions
+
+    func run() throws { throw try options.execute(offline: true) }
+}

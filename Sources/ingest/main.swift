@@ -1,2 +1,0 @@
-import Ingest
-print(StageRegistry.names)

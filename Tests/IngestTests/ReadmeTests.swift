@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+@testable import Ingest
+
+/// The README's generated sections are what the code says today: the pipeline reference comes from the option
+/// declarations, the CLI reference from `--help`, the demo from running it over Samples/.
+/// `INGEST_UPDATE_README=1 swift test --filter ReadmeTests` rewrites them.
+@Suite(.serialized) struct ReadmeTests {
+    static let readmePath = TestPaths.root + "/README.md"
+    static var updating: Bool { ProcessInfo.processInfo.environment["INGEST_UPDATE_README"] == "1" }
+
+    /// The text between `<!-- BEGIN name -->` and `<!-- END name -->`.
+    static func section(_ name: String, in text: String) -> String? {
+        guard let begin = text.range(of: "<!-- BEGIN \(name) -->\n"),
+            let end = text.range(of: "<!-- END \(name) -->", range: begin.upperBound..<text.endIndex)
+        else { return nil }
+        return String(text[begin.upperBound..<end.lowerBound])
+    }
+
+    static func check(_ name: String, expected: String) throws {
+        var text = try String(contentsOfFile: readmePath, encoding: .utf8)
+        if updating, let begin = text.range(of: "<!-- BEGIN \(name) -->\n"),
+            let end = text.range(of: "<!-- END \(name) -->", range: begin.upperBound..<text.endIndex)
+        {
+            text.replaceSubrange(begin.upperBound..<end.lowerBound, with: expected)
+            try text.write(toFile: readmePath, atomically: true, encoding: .utf8)
+        }
+        let committed = try #require(section(name, in: text), "README.md has no \(name) section")
+        #expect(
+            committed == expected,
+            "README.md's \(name) section is stale: run INGEST_UPDATE_README=1 swift test --filter ReadmeTests")
+    }
+
+    @Test func pipelineReference() throws {
+        try Self.check("pipeline-reference", expected: Pipeline.markdownReference)
+    }
+
+    @Test func cliReference() throws {
+        var expected = ""
+        for command in ["run", "validate", "probe", "lint", "schema"] {
+            let help = try runCommand(TestPaths.ingest, [command, "--help"], environment: ["COLUMNS": "100"])
+            #expect(help.status == 0)
+            expected += "### `ingest \(command)`\n\n```\n\(help.stdout.trimmingCharacters(in: .newlines))\n```\n\n"
+        }
+        try Self.check("cli-reference", expected: expected)
+    }
+
+    @Test func demoOutput() throws {
+        let demo = try runCommand(
+            TestPaths.ingest, ["validate", "pipelines/preflight.yml", "Samples/"], directory: TestPaths.root)
+        #expect(demo.status == 1, "the bad samples must fail: \(demo.stderr)")
+        #expect(demo.stdout.contains(" passed, "))
+        try Self.check("demo", expected: "```\n$ ingest validate pipelines/preflight.yml Samples/\n\(demo.stdout)```\n")
+    }
+}

@@ -99,6 +99,26 @@ package struct PlanarImage: Sendable {
         let swap = swapsAxes(orientation)
         let outWidth = swap ? h : w
         let outHeight = swap ? w : h
+        if swap {
+            // A 90° turn reads the source down its columns: walk the output in 64×64 tiles so the source rows a
+            // tile touches stay in cache (a plain row-by-row loop runs at a fraction of the speed on 12 MP).
+            let tile = 64
+            for tileY in stride(from: 0, to: outHeight, by: tile) {
+                for tileX in stride(from: 0, to: outWidth, by: tile) {
+                    let endX = min(tileX + tile, outWidth)
+                    for y in tileY..<min(tileY + tile, outHeight) {
+                        let row = target + y * targetStride
+                        switch orientation {
+                        case 5: for x in tileX..<endX { row[x] = source[x * s + y] }
+                        case 6: for x in tileX..<endX { row[x] = source[(h - 1 - x) * s + y] }
+                        case 7: for x in tileX..<endX { row[x] = source[(h - 1 - x) * s + (w - 1 - y)] }
+                        default: for x in tileX..<endX { row[x] = source[x * s + (w - 1 - y)] }
+                        }
+                    }
+                }
+            }
+            return
+        }
         for y in 0..<outHeight {
             let row = target + y * targetStride
             switch orientation {
@@ -110,14 +130,6 @@ package struct PlanarImage: Sendable {
                 for x in 0..<outWidth { row[x] = sourceRow[w - 1 - x] }
             case 4:
                 row.update(from: source + (h - 1 - y) * s, count: w)
-            case 5:
-                for x in 0..<outWidth { row[x] = source[x * s + y] }
-            case 6:
-                for x in 0..<outWidth { row[x] = source[(h - 1 - x) * s + y] }
-            case 7:
-                for x in 0..<outWidth { row[x] = source[(h - 1 - x) * s + (w - 1 - y)] }
-            case 8:
-                for x in 0..<outWidth { row[x] = source[x * s + (w - 1 - y)] }
             default:
                 row.update(from: source + y * s, count: w)
             }

@@ -156,7 +156,8 @@ import Testing
         try ffmpeg(
             "-f lavfi -i color=c=blue:s=320x240 -vf drawbox=x=0:y=0:w=80:h=60:c=red:t=fill -frames:v 1 -q:v 2 \(file)")
         try sh(
-            "exiftool -q -overwrite_original -n -Orientation=\(orientation) -DateTimeOriginal='2024:05:01 12:34:56' "
+            "exiftool -q -overwrite_original -n -Orientation=\(orientation) -XMP-tiff:Orientation=\(orientation) "
+                + "-DateTimeOriginal='2024:05:01 12:34:56' "
                 + "-GPSLatitude=47.6 -GPSLatitudeRef=N -GPSLongitude=122.3 -GPSLongitudeRef=W \(file)")
         return file
     }
@@ -258,6 +259,7 @@ import Testing
         #expect(bottomLeft[2] > 200 && bottomLeft[0] < 60, "bottom-left should be blue: \(bottomLeft)")
         let tags = try Self.exiftool(item.artifact, ["-n"])
         #expect(tags["IFD0:Orientation"] as? Int == 1, "\(tags)")
+        #expect(tags["XMP-tiff:Orientation"] as? Int == 1, "XMP must not turn the upright pixels again: \(tags)")
         #expect(fact?["orientation_applied"] == 6)
         #expect(fact?["width"] == 240 && fact?["height"] == 320)
     }
@@ -278,6 +280,34 @@ import Testing
         #expect(corner[0] > 200 && corner[2] < 60, "orientation \(orientation): corner (\(x),\(y)) is \(corner)")
         let opposite = image.pixel(image.width - 1 - x, image.height - 1 - y)
         #expect(opposite[2] > 200, "orientation \(orientation): opposite corner is \(opposite)")
+    }
+
+    /// 4:2:2 turned 90° is 4:4:0: the planes are converted first so the output is the 4:2:0 asked for.
+    @Test func rotating422SourceGives420Output() throws {
+        let file = path("422.jpg")
+        try ffmpeg(
+            "-f lavfi -i color=c=blue:s=320x240 -vf drawbox=x=0:y=0:w=80:h=60:c=red:t=fill -frames:v 1 "
+                + "-pix_fmt yuvj422p -q:v 2 \(file)")
+        try sh("exiftool -q -overwrite_original -n -Orientation=8 \(file)")
+        let (item, fact) = try runStage(file)
+        let image = try Self.decode(item.artifact)
+        #expect(image.width == 240 && image.height == 320)
+        // Orientation 8 (turn 90° counter-clockwise): the stored top-left is viewed bottom-left.
+        let corner = image.pixel(10, image.height - 10)
+        #expect(corner[0] > 200 && corner[2] < 60, "bottom-left should be red: \(corner)")
+        #expect(fact?["subsampling"] == "4:2:0")
+        #expect(try Self.exiftool(item.artifact)["File:YCbCrSubSampling"] as? String == "YCbCr4:2:0 (2 2)")
+    }
+
+    @Test func grayscaleStaysGrayscale() throws {
+        let file = path("gray.jpg")
+        try sh(
+            "ffmpeg -v error -f lavfi -i testsrc2=size=320x240 -frames:v 1 -f image2pipe -vcodec ppm - "
+                + "| cjpeg -grayscale -quality 95 > \(file)")
+        let (item, fact) = try runStage(file) { $0.maxDimension = 160 }
+        #expect(fact?["subsampling"] == "grayscale")
+        let image = try Self.decode(item.artifact)
+        #expect(image.channels == 1 && image.width == 160 && image.height == 120)
     }
 
     @Test func maxDimensionScalesTheLongEdge() throws {

@@ -40,7 +40,11 @@ public struct JpegStage: Stage {
         }
 
         public static var jsonSchema: JSONValue {
-            ["anyOf": [["enum": [420, 422, 444]], ["type": "string", "pattern": "^(420|422|444|4:2:0|4:2:2|4:4:4)$"]]]
+            [
+                "anyOf": [
+                    ["enum": [420, 422, 444]], ["type": "string", "pattern": "^(420|422|444|4:2:0|4:2:2|4:4:4)$"],
+                ]
+            ]
         }
 
         var native: ChromaSubsampling {

@@ -4,8 +4,9 @@ internal import CExif
 /// (`exif_data_unref`). The init reads only as much of a file as libexif's loader needs to find the APP1
 /// segment, never the whole image.
 package final class ExifData {
-    private let data: UnsafeMutablePointer<CExif.ExifData>
-    private let byteOrder: ExifByteOrder
+    /// Internal (not private) for the jpeg stage's rewrite in ExifData+Rewrite.swift.
+    let data: UnsafeMutablePointer<CExif.ExifData>
+    let byteOrder: ExifByteOrder
 
     /// EXIF of a JPEG file (`exif_loader_write_file`, which stops once the EXIF segment is read); nil when the
     /// file has no EXIF.

@@ -22,7 +22,8 @@ package struct HEIFError: Error, Hashable, Sendable, CustomStringConvertible {
 /// and loads image data on demand) plus its primary `heif_image_handle`; `deinit` releases both.
 package final class HEIFImage {
     private let context: OpaquePointer
-    private let handle: OpaquePointer
+    /// Internal (not private) for the colour profile read in HEIFImage+ColorProfile.swift.
+    let handle: OpaquePointer
 
     /// libheif asks for `heif_init` once per process (it loads decoder plugins); it is reference counted and
     /// this one reference is kept for the life of the process.

@@ -117,6 +117,7 @@ public enum StageRegistry {
         StageDescriptor(ValidateStage.self),
         StageDescriptor(ProbeStage.self),
         StageDescriptor(GeohashStage.self),
+        StageDescriptor(JpegStage.self),
     ]
 
     public static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }

@@ -38,12 +38,13 @@ import Testing
             ("Cookie", "session=abc"),
         ]
         let redacted = Redaction.headers(headers)
-        #expect(redacted.map(\.1) == [
-            "Bearer REDACTED",
-            "AWS4-HMAC-SHA256 Credential=AKID/20241219/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, "
-                + "Signature=REDACTED",
-            "Basic REDACTED", "REDACTED", "audio/m4a", "REDACTED",
-        ])
+        #expect(
+            redacted.map(\.1) == [
+                "Bearer REDACTED",
+                "AWS4-HMAC-SHA256 Credential=AKID/20241219/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, "
+                    + "Signature=REDACTED",
+                "Basic REDACTED", "REDACTED", "audio/m4a", "REDACTED",
+            ])
         #expect(Redaction.headers(["Authorization": "Token abc"]) == ["Authorization": "Token REDACTED"])
         #expect(Redaction.headerValue(name: "Authorization", value: "opaque") == "REDACTED")
     }
@@ -57,7 +58,8 @@ import Testing
         ]
         #expect(
             Redaction.fields(fields) == [
-                "key": "a.m4a", "policy": plainPolicy, "x-amz-signature": "REDACTED", "x-amz-security-token": "REDACTED",
+                "key": "a.m4a", "policy": plainPolicy, "x-amz-signature": "REDACTED",
+                "x-amz-security-token": "REDACTED",
                 "x-amz-credential": "AKID/20241219/us-east-1/s3/aws4_request",
             ])
         // A policy that embeds a session token is itself a secret.
@@ -79,7 +81,8 @@ import Testing
     /// Every secret the presigner puts into a URL or form is gone after redaction.
     @Test func presignerOutputIsCovered() throws {
         let credentials = AWSCredentials(accessKeyID: "AKID", secretAccessKey: "sec", sessionToken: "SESSIONTOKEN")
-        let presigner = S3Presigner(credentials: credentials, region: "us-east-1", endpoint: try S3Endpoint(region: "us-east-1"))
+        let presigner = S3Presigner(
+            credentials: credentials, region: "us-east-1", endpoint: try S3Endpoint(region: "us-east-1"))
         let url = try presigner.presignedURL(method: "PUT", location: S3Location(bucket: "bkt", key: "k"), expires: 60)
         let signature = String(url.suffix(64))
         #expect(!Redaction.url(url).contains(signature))

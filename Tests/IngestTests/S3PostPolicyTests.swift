@@ -35,9 +35,11 @@ import Testing
         #expect(post.fields[3].1 == "AKIDEXAMPLE/20241219/us-east-1/s3/aws4_request")
         #expect(
             post.policy.json
-                == #"{"expiration":"2024-12-19T14:40:22Z","conditions":[{"bucket":"bkt"},["starts-with","$key","uploads/"],"#
-                + #"["starts-with","$Content-Type","audio/"],["content-length-range",1,100],{"success_action_status":"201"},"#
-                + #"{"x-amz-algorithm":"AWS4-HMAC-SHA256"},{"x-amz-credential":"AKIDEXAMPLE/20241219/us-east-1/s3/aws4_request"},"#
+                == #"{"expiration":"2024-12-19T14:40:22Z","conditions":[{"bucket":"bkt"},"#
+                + #"["starts-with","$key","uploads/"],["starts-with","$Content-Type","audio/"],"#
+                + #"["content-length-range",1,100],{"success_action_status":"201"},"#
+                + #"{"x-amz-algorithm":"AWS4-HMAC-SHA256"},"#
+                + #"{"x-amz-credential":"AKIDEXAMPLE/20241219/us-east-1/s3/aws4_request"},"#
                 + #"{"x-amz-date":"20241219T143022Z"}]}"#)
         let fields = Dictionary(uniqueKeysWithValues: post.fields)
         #expect(fields["policy"] == Data(post.policy.json.utf8).base64EncodedString())

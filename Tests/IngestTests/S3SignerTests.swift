@@ -21,7 +21,9 @@ import Testing
             signed.canonicalRequest == """
                 GET
                 /test.txt
-                X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host
+                X-Amz-Algorithm=AWS4-HMAC-SHA256&\
+                X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&\
+                X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host
                 host:examplebucket.s3.amazonaws.com
 
                 host
@@ -72,7 +74,8 @@ import Testing
     @Test func s3DoesNotNormalisePaths() throws {
         let request = try SigV4Request(method: "GET", url: "https://b.s3.amazonaws.com/a/./b/../c//d")
         let s3 = SigV4Signer.s3(credentials: Self.docCredentials, region: "us-east-1")
-        #expect(s3.signHeaders(request, date: Self.docDate).canonicalRequest.split(separator: "\n")[1] == "/a/./b/../c//d")
+        #expect(
+            s3.signHeaders(request, date: Self.docDate).canonicalRequest.split(separator: "\n")[1] == "/a/./b/../c//d")
         let general = SigV4Signer(credentials: Self.docCredentials, region: "us-east-1", service: "service")
         #expect(general.signHeaders(request, date: Self.docDate).canonicalRequest.split(separator: "\n")[1] == "/a/c/d")
     }
@@ -96,7 +99,8 @@ import Testing
     @Test func unsignedPayloadAndCallerSuppliedHash() throws {
         let s3 = SigV4Signer.s3(credentials: Self.docCredentials, region: "us-east-1")
         let presigned = s3.presign(
-            try SigV4Request(method: "PUT", url: "https://b.s3.amazonaws.com/k", payload: .unsigned), date: Self.docDate,
+            try SigV4Request(method: "PUT", url: "https://b.s3.amazonaws.com/k", payload: .unsigned),
+            date: Self.docDate,
             expires: 60)
         #expect(presigned.canonicalRequest.hasSuffix("\nUNSIGNED-PAYLOAD"))
         #expect(!presigned.query.contains("content-sha256"))
@@ -109,7 +113,8 @@ import Testing
         #expect(signed.canonicalRequest.hasSuffix("\n\(hash)"))
         #expect(signed.canonicalRequest.contains("\nx-amz-content-sha256:\(hash)\n"))
         #expect(signed.headers.map(\.0) == ["X-Amz-Date", "x-amz-content-sha256", "Authorization"])
-        #expect(SigV4Payload.hashing(Data("abc".utf8)).value
+        #expect(
+            SigV4Payload.hashing(Data("abc".utf8)).value
                 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
@@ -178,7 +183,8 @@ import Testing
     }
 
     @Test func locationsAndEndpoints() throws {
-        #expect(try S3Location(parsing: "s3://my-bucket/a/b c.m4a") == S3Location(bucket: "my-bucket", key: "a/b c.m4a"))
+        #expect(
+            try S3Location(parsing: "s3://my-bucket/a/b c.m4a") == S3Location(bucket: "my-bucket", key: "a/b c.m4a"))
         #expect(try S3Location(parsing: "s3://my-bucket") == S3Location(bucket: "my-bucket", key: ""))
         #expect(throws: S3Error.self) { try S3Location(parsing: "https://my-bucket/a") }
         #expect(throws: S3Error.self) { try S3Location(parsing: "s3://My_Bucket/a") }

@@ -138,7 +138,7 @@ import Testing
     func workFiles() -> [String] {
         (FileManager.default.enumerator(atPath: workDirectory)?.allObjects as? [String] ?? []).filter {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: workDirectory + "/" + $0, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: workDirectory + "/" + $0, isDirectory: &isDirectory)
             return !isDirectory.boolValue
         }
     }

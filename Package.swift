@@ -25,10 +25,11 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
-        .target(name: "CIngestShims", dependencies: ["CFFmpeg", "CCurl"]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "CIngestShims", dependencies: ["CFFmpeg", "CCurl", "CSQLite"]),
         .target(
             name: "IngestNative",
-            dependencies: ["CFFmpeg", "CTurboJPEG", "CCurl", "CExif", "CHeif", "CIngestShims"]
+            dependencies: ["CFFmpeg", "CTurboJPEG", "CCurl", "CExif", "CHeif", "CSQLite", "CIngestShims"]
         ),
         .target(
             name: "Ingest",

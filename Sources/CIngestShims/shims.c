@@ -125,3 +125,5 @@ CURLMcode ingest_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long v
 size_t ingest_curl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 size_t ingest_curl_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
 size_t ingest_curl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+
+sqlite3_destructor_type ingest_sqlite_transient(void) { return SQLITE_TRANSIENT; }

@@ -135,3 +135,27 @@ package final class DirectoryStream {
         return entries
     }
 }
+
+/// An exclusive advisory lock on a file (`flock(LOCK_EX | LOCK_NB)`), held until `deinit` closes it. The kernel
+/// drops it when the process dies, so a `kill -9` never leaves a stale lock behind.
+package final class FileLock {
+    private let descriptor: Int32
+    package let path: String
+
+    /// Takes the lock, creating the file when needed; throws `EWOULDBLOCK` at once when another process holds it.
+    package init(path: String) throws(SystemError) {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw SystemError(call: "open", path: path, errno: errno) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw SystemError(call: "flock", path: path, errno: code)
+        }
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit { close(descriptor) }
+
+    package static let heldElsewhere = EWOULDBLOCK
+}

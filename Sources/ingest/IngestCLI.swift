@@ -19,7 +19,7 @@ struct IngestCLI: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             RunCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
-            PresignCommand.self,
+            PresignCommand.self, StatusCommand.self, ReportCommand.self,
         ]
     )
 

@@ -42,8 +42,9 @@ struct RunOptions: ParsableArguments {
         if probeTimeout <= 0 { throw ValidationError("--probe-timeout must be positive") }
     }
 
-    /// Loads the pipeline, runs it and writes the reports; returns the exit status.
-    func execute(offline: Bool) throws -> ExitStatus {
+    /// Loads the pipeline, runs it and writes the reports; returns the exit status. `journal` is given for
+    /// `ingest run` (nil for `ingest validate`, which changes nothing and so has nothing to resume).
+    func execute(offline: Bool, journal journalOptions: JournalOptions? = nil) throws -> ExitStatus {
         var pipeline: Pipeline
         do {
             pipeline = try Pipeline.load(path: self.pipeline)
@@ -55,7 +56,18 @@ struct RunOptions: ParsableArguments {
         if let concurrency { pipeline.concurrency = concurrency }
         let settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
         let progress = quiet ? nil : RunProgress()
-        let runner = Runner(pipeline: pipeline, settings: settings, progress: progress)
+        var journal: Journal?
+        if let journalOptions, !journalOptions.noJournal {
+            do {
+                journal = try Journal(path: journalOptions.path(workDirectory: workDir))
+            } catch let error as JournalError {
+                printError("ingest: \(error)")
+                return .internalError
+            }
+        }
+        let runner = Runner(
+            pipeline: pipeline, settings: settings, progress: progress, journal: journal,
+            resume: journalOptions?.policy ?? .resume)
         let display = progress.map { ProgressDisplay(progress: $0) }
         display?.start()
         defer { display?.stop() }
@@ -76,6 +88,7 @@ struct RunOptions: ParsableArguments {
             if let display { try display.withDisplayCleared { try write(report) } } else { try write(report) }
         }
         for writer in writers { try writer.finish(summary) }
+        try journal?.close()
         return summary.failed > 0 ? .ruleFailures : .success
     }
 }
@@ -86,8 +99,9 @@ struct RunCommand: ParsableCommand {
         abstract: "Run every stage of the pipeline over the files (uploads included).")
 
     @OptionGroup var options: RunOptions
+    @OptionGroup(title: "Journal") var journal: JournalOptions
 
-    func run() throws { throw try options.execute(offline: false) }
+    func run() throws { throw try options.execute(offline: false, journal: journal) }
 }
 
 struct ValidateCommand: ParsableCommand {
@@ -98,4 +112,48 @@ struct ValidateCommand: ParsableCommand {
     @OptionGroup var options: RunOptions
 
     func run() throws { throw try options.execute(offline: true) }
+}
+
+/// How `ingest run` uses the journal.
+struct JournalOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The journal file (default: journal.sqlite beside the work folder, i.e. .ingest/journal.sqlite).",
+            valueName: "path"))
+    var journal: String?
+
+    @Flag(name: .long, help: "Keep no journal: every file is worked on, and nothing is recorded for a later run.")
+    var noJournal = false
+
+    @Flag(name: .long, help: "Redo every file, even those the journal has as done.")
+    var force = false
+
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Redo only files that failed or were interrupted; leave new and changed files alone.",
+            discussion: "Without it, a run already redoes failed files along with new and changed ones."))
+    var retryFailed = false
+
+    func validate() throws {
+        if force && retryFailed { throw ValidationError("--force and --retry-failed cannot be used together") }
+        if noJournal && (force || retryFailed || journal != nil) {
+            throw ValidationError("--no-journal cannot be used with --journal, --force or --retry-failed")
+        }
+    }
+
+    var policy: ResumePolicy { force ? .force : retryFailed ? .retryFailed : .resume }
+
+    func path(workDirectory: String) -> String {
+        journal ?? JournalOptions.defaultPath(workDirectory: workDirectory)
+    }
+
+    /// `journal.sqlite` beside the work folder: `.ingest/work` gives `.ingest/journal.sqlite`.
+    static func defaultPath(workDirectory: String) -> String {
+        let trimmed =
+            workDirectory.count > 1 && workDirectory.hasSuffix("/") ? String(workDirectory.dropLast()) : workDirectory
+        let parent = (trimmed as NSString).deletingLastPathComponent
+        return (parent.isEmpty ? "" : parent + "/") + "journal.sqlite"
+    }
 }

@@ -38,7 +38,9 @@ import Testing
 
     @Test func cliReference() throws {
         var expected = ""
-        for command in ["run", "validate", "probe", "lint", "schema", "presign put", "presign post"] {
+        for command in [
+            "run", "validate", "probe", "lint", "schema", "presign put", "presign post", "status", "report",
+        ] {
             let words = command.split(separator: " ").map(String.init)
             let help = try runCommand(TestPaths.ingest, words + ["--help"], environment: ["COLUMNS": "100"])
             #expect(help.status == 0)

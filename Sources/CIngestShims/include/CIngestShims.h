@@ -7,11 +7,13 @@
  *  - The probe's safety net (deny nested opens, a deadline) needs C callbacks with a C opaque pointer.
  *  - curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic: one typed wrapper per argument kind,
  *    as swift-corelibs-foundation does.
+ *  - SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift does not import.
  */
 #include <stdint.h>
 #include <stddef.h>
 #include <libavformat/avformat.h>
 #include <curl/curl.h>
+#include <sqlite3.h>
 
 /* ---- FFmpeg ---- */
 
@@ -72,5 +74,10 @@ CURLMcode ingest_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long v
 size_t ingest_curl_readfunc_abort(void);
 size_t ingest_curl_readfunc_pause(void);
 size_t ingest_curl_writefunc_pause(void);
+
+/* ---- SQLite ---- */
+
+/// SQLITE_TRANSIENT: SQLite copies a bound text or blob before the bind call returns.
+sqlite3_destructor_type ingest_sqlite_transient(void);
 
 #endif

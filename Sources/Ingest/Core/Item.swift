@@ -57,6 +57,8 @@ public final class Item: @unchecked Sendable {
     public let path: String
     /// Path relative to the input root it was found under (what reports and `file.path` show).
     public let relativePath: String
+    /// The input root (a file or folder given on the command line) it was found under; empty when not walked.
+    public let root: String
     /// Size in bytes when listed.
     public let size: Int64
     /// The file later stages act on: the original, or a transcoded file in the work directory.
@@ -77,11 +79,18 @@ public final class Item: @unchecked Sendable {
     public var temporaryFiles: [String] = []
     /// The probe error, cached as well so a broken file is not opened again by each stage.
     public var probeError: ItemFailed?
+    /// Template values made on first use and then fixed for the file (`uuid`, `date`), so a key and the callback
+    /// that reports it agree; the journal saves them before any upload so a re-run after a crash reuses them.
+    public var templateValues = JSONObject()
+    /// SHA-256 (hex) of the input file once known: read by `sha256(stage:)`, restored from the journal, or set by
+    /// a stage that streamed the original file anyway.
+    public var knownSHA256: String?
 
-    public init(path: String, relativePath: String, size: Int64) {
+    public init(path: String, relativePath: String, size: Int64, root: String = "") {
         self.path = path
         self.relativePath = relativePath
         self.size = size
+        self.root = root
         self.artifact = path
     }
 

@@ -67,8 +67,11 @@ public protocol Stage: Sendable {
     static var name: String { get }
     /// One line for docs and the schema.
     static var summary: String { get }
-    /// True when the stage talks to the network: `ingest validate` leaves it out.
+    /// True when the stage talks to the network: `ingest validate` leaves it out, and the journal records that it
+    /// started before it runs (so a crash mid-call is known) and its results as soon as it is done.
     static var usesNetwork: Bool { get }
+    /// True when the stage writes files into the work folder (a transcode): `max_work_bytes` applies to it.
+    static var writesWorkFiles: Bool { get }
 
     init(options: Options) throws
     /// Works on one item. Throws `ItemFailed` when the file breaks a rule; other errors become an internal failure.
@@ -77,6 +80,7 @@ public protocol Stage: Sendable {
 
 extension Stage {
     public static var usesNetwork: Bool { false }
+    public static var writesWorkFiles: Bool { false }
 }
 
 /// A stage type as the registry knows it, with its options erased.
@@ -84,6 +88,7 @@ public struct StageDescriptor: Sendable {
     public let name: String
     public let summary: String
     public let usesNetwork: Bool
+    public let writesWorkFiles: Bool
     public let optionsSchema: JSONValue
     /// Name, doc and default of each option, for the README reference.
     public let optionDocs: [(name: String, doc: String, required: Bool, defaultText: String?)]
@@ -93,6 +98,7 @@ public struct StageDescriptor: Sendable {
         name = S.name
         summary = S.summary
         usesNetwork = S.usesNetwork
+        writesWorkFiles = S.writesWorkFiles
         optionsSchema = S.Options.jsonSchema
         optionDocs = S.Options.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText) }
         make = { node in

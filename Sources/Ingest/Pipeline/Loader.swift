@@ -218,7 +218,9 @@ extension Pipeline {
         guard errors.isEmpty else { return DecodedFile(document: document, errors: errors) }
         let pipeline = Pipeline(
             version: file.version.value, name: file.name, input: file.input.spec,
-            concurrency: file.concurrency?.value, stages: file.stages.stages, source: source)
+            concurrency: file.concurrency?.value, stages: file.stages.stages, source: source,
+            dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
+            configHash: ConfigDigest.hash(document.root))
         return DecodedFile(pipeline: pipeline, document: document, errors: [])
     }
 }
@@ -231,5 +233,35 @@ extension Array where Element == PipelineFileError {
             let right = (rhs.element.location?.line ?? 0, rhs.element.location?.column ?? 0, rhs.offset)
             return left < right
         }.map(\.element)
+    }
+}
+
+/// The canonical text of the parts of a pipeline file that decide a file's result, hashed for the journal. Mapping
+/// keys are sorted (reordering options changes nothing); list order is kept (stage order matters).
+enum ConfigDigest {
+    static let keys: Set<String> = ["version", "stages", "dedupe"]
+
+    static func hash(_ root: ConfigNode) -> String {
+        guard case .mapping(let pairs) = root.kind else { return ContentHash.sha256(text: canonical(root)) }
+        let kept = pairs.filter { keys.contains($0.key.scalar ?? "") }
+        return ContentHash.sha256(text: canonical(ConfigNode(.mapping(kept), at: root.location)))
+    }
+
+    static func canonical(_ node: ConfigNode) -> String {
+        switch node.kind {
+        case .scalar(let text, _):
+            var out = ""
+            JSONValue.writeString(node.isNull ? "" : text, to: &out)
+            return out
+        case .sequence(let items): return "[" + items.map(canonical).joined(separator: ",") + "]"
+        case .mapping(let pairs):
+            let sorted = pairs.map { (key: $0.key.scalar ?? "", value: canonical($0.value)) }.sorted { $0.key < $1.key }
+            return "{"
+                + sorted.map { pair -> String in
+                    var key = ""
+                    JSONValue.writeString(pair.key, to: &key)
+                    return key + ":" + pair.value
+                }.joined(separator: ",") + "}"
+        }
     }
 }

@@ -19,6 +19,8 @@ public struct ConfiguredStage: Sendable {
     public var usesNetwork: Bool
     public var resultName: String?
     public var location: SourceLocation
+    /// True when the stage writes files into the work folder (a transcode): `max_work_bytes` applies to it.
+    public var writesWorkFiles = false
 }
 
 /// A pipeline file, checked and ready to run. Loading fails as a whole with every error found: nothing runs
@@ -32,13 +34,28 @@ public struct Pipeline: Sendable {
     public var stages: [ConfiguredStage]
     /// The file it was loaded from (or a label for text).
     public var source: String
+    /// `dedupe.key`: files whose keys are equal are ingested once.
+    public var dedupe: DedupeKey?
+    /// `max_work_bytes`: bound on the work folder, in bytes.
+    public var maxWorkBytes: Int64?
+    /// SHA-256 of what decides a file's result — `version`, `stages` and `dedupe` after `${VAR}` interpolation — so
+    /// the journal redoes files when the pipeline changes. `name`, `input`, `concurrency` and `max_work_bytes` are
+    /// left out: changing them changes no file's result.
+    public var configHash: String
 
-    public init(version: Int = 1, name: String, input: InputSpec = InputSpec(), concurrency: Int? = nil, stages: [ConfiguredStage] = [], source: String = "<memory>") {
+    public init(
+        version: Int = 1, name: String, input: InputSpec = InputSpec(), concurrency: Int? = nil,
+        stages: [ConfiguredStage] = [], source: String = "<memory>", dedupe: DedupeKey? = nil,
+        maxWorkBytes: Int64? = nil, configHash: String = ""
+    ) {
         self.version = version
         self.name = name
         self.input = input
         self.concurrency = concurrency ?? ProcessInfo.processInfo.activeProcessorCount
         self.stages = stages
         self.source = source
+        self.dedupe = dedupe
+        self.maxWorkBytes = maxWorkBytes
+        self.configHash = configHash
     }
 }

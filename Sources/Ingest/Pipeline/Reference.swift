@@ -10,6 +10,8 @@ extension Pipeline {
         text += table(PipelineFileOptions.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText, $0.valueSchema) })
         text += "\n### `input`\n\n"
         text += table(InputOptions.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText, $0.valueSchema) })
+        text += "\n### `dedupe`\n\n"
+        text += table(DedupeOptions.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText, $0.valueSchema) })
         text += "\n### Stages\n\n"
         text +=
             "Each item of `stages:` is `- NAME: {options}` (or `- NAME:` when no option is needed). Every stage also "

@@ -109,6 +109,8 @@ struct PipelineFileOptions: StageOptions, Sendable {
     var name = ""
     var input = InputOptions()
     var concurrency: BoundedInt<AtLeastOne>?
+    var dedupe: DedupeOptions?
+    var maxWorkBytes: ByteSize?
     var stages = StageList()
 
     init() {}
@@ -120,6 +122,18 @@ struct PipelineFileOptions: StageOptions, Sendable {
             OptionField("input", \.input, doc: "Which files to take from the paths given on the command line."),
             OptionField("concurrency", \.concurrency, doc: "Files worked on at once.", default: "number of cores"),
             OptionField(
+                "dedupe", \.dedupe,
+                doc:
+                    "Skip a file whose key another file in the journal already holds (checked before any stage runs), "
+                    + "naming that file.",
+                default: "no deduplication"),
+            OptionField(
+                "max_work_bytes", \.maxWorkBytes,
+                doc:
+                    "Bound on the work folder: a file that transcodes reserves its size before it starts and waits "
+                    + "while others hold the space; a file larger than the bound fails at once.",
+                default: "no limit"),
+            OptionField(
                 "stages", \.stages, doc: "The steps every file goes through, in order; each is `- name: {options}`.",
                 required: true),
         ]
@@ -127,6 +141,7 @@ struct PipelineFileOptions: StageOptions, Sendable {
 
     func validate(at node: ConfigNode) throws {
         if name.trimmingCharacters(in: .whitespaces).isEmpty { throw node.error("'name' must not be empty") }
+        if let maxWorkBytes, maxWorkBytes.bytes < 1 { throw node.error("'max_work_bytes' must be at least 1 byte") }
     }
 }
 
@@ -180,7 +195,7 @@ extension ConfiguredStage {
         }
         self.init(
             name: name, stage: stage, usesNetwork: descriptor.usesNetwork, resultName: resultName,
-            location: key.location)
+            location: key.location, writesWorkFiles: descriptor.writesWorkFiles)
     }
 
     static func isIdentifier(_ text: String) -> Bool {

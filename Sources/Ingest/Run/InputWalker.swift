@@ -12,12 +12,16 @@ public struct InputEntry: Sendable, Equatable {
     public var size: Int64
     /// Set when the entry cannot be worked on.
     public var problem: RuleFailure?
+    /// The file or folder given on the command line that this entry was found under (the journal keys files by
+    /// root and relative path).
+    public var root: String
 
-    public init(path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil) {
+    public init(path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil, root: String = "") {
         self.path = path
         self.relativePath = relativePath
         self.size = size
         self.problem = problem
+        self.root = root
     }
 }
 
@@ -46,6 +50,8 @@ public final class InputWalker: Sequence, IteratorProtocol {
     private var pendingRoots: [String]
     private var stack: [Frame] = []
     private var ancestors: Set<FolderIdentity> = []
+    /// The root being walked: every entry until the stack empties belongs to it.
+    private var currentRoot = ""
 
     /// `paths` are files or folders, as given on the command line; they are taken in sorted order.
     public init(paths: [String], spec: InputSpec) {
@@ -77,6 +83,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
     /// A root given on the command line: a file is taken as it is (globs do not filter what was named explicitly),
     /// a folder is walked. A root that is a symlink is always followed: the user named it.
     private func start(root: String) -> InputEntry? {
+        currentRoot = root
         let status: FileStatus
         do {
             status = try FileStatus(path: root, followLinks: true)
@@ -86,7 +93,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
         switch status.kind {
         case .regular:
             let name = root.split(separator: "/").last.map(String.init) ?? root
-            return InputEntry(path: root, relativePath: name, size: status.size)
+            return InputEntry(path: root, relativePath: name, size: status.size, root: root)
         case .directory:
             let directory = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
             return push(directory: directory, relativePrefix: "", depth: 0, status: status)
@@ -176,7 +183,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
         case .regular:
             guard isIncluded(relativePath) else { return nil }
             let size = status?.size ?? (try? FileStatus(path: path, followLinks: true))?.size ?? 0
-            return InputEntry(path: path, relativePath: relativePath, size: size)
+            return InputEntry(path: path, relativePath: relativePath, size: size, root: currentRoot)
         default:
             // FIFOs, sockets and devices: opening one could block forever or read without end.
             guard isIncluded(relativePath) else { return nil }
@@ -193,6 +200,6 @@ public final class InputWalker: Sequence, IteratorProtocol {
     private func problem(path: String, relativePath: String, rule: String, _ message: String) -> InputEntry {
         InputEntry(
             path: path, relativePath: relativePath, size: 0,
-            problem: RuleFailure(stage: "input", rule: rule, message: message))
+            problem: RuleFailure(stage: "input", rule: rule, message: message), root: currentRoot)
     }
 }

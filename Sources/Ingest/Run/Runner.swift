@@ -45,6 +45,9 @@ public struct RunSummary: Sendable, Equatable {
     public init() {}
     public var total: Int { passed + failed + skipped }
 
+    /// Counts one more file (for reports rebuilt from the journal).
+    public mutating func add(_ status: ItemStatus) { count(status) }
+
     mutating func count(_ status: ItemStatus) {
         switch status {
         case .passed: passed += 1
@@ -57,11 +60,25 @@ public struct RunSummary: Sendable, Equatable {
     public var line: String { "\(passed) passed, \(failed) failed, \(skipped) skipped" }
 }
 
+/// What a journaled run does with files the journal already knows.
+public enum ResumePolicy: Sendable, Equatable {
+    /// Skip files done with the same content and pipeline; redo changed, failed and interrupted ones.
+    case resume
+    /// Redo every file.
+    case force
+    /// Redo only files that failed or were interrupted; leave the rest alone.
+    case retryFailed
+}
+
 /// Runs a pipeline over files: a walker lists them lazily, a fixed number of worker threads (the pipeline's
 /// `concurrency`) run the stages — on threads of their own, because stages block in C libraries and must not
 /// starve Swift's cooperative pool — and results are handed back on the caller's thread in the walker's order,
 /// whatever order they finished in. Workers never run further ahead of the oldest unfinished file than a small
 /// window, so memory stays bounded on a tree of any size.
+///
+/// With a journal, files already done are skipped, a stage that uses the network is journaled as started before
+/// it runs and as done (with its results) right after, and a file resumed after a crash reuses those results
+/// instead of repeating the call.
 public final class Runner: @unchecked Sendable {
     public let pipeline: Pipeline
     public let settings: RunSettings
@@ -70,12 +87,26 @@ public final class Runner: @unchecked Sendable {
 
     /// Counters for a live display; nil when nothing shows progress.
     public let progress: RunProgress?
+    /// Where progress of the batch is kept; nil for `--no-journal` and `ingest validate`.
+    public let journal: Journal?
+    public let resume: ResumePolicy
+    private let workBudget: WorkBudget?
 
-    public init(pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil) {
+    public init(
+        pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil, journal: Journal? = nil,
+        resume: ResumePolicy = .resume
+    ) {
         self.pipeline = pipeline
         self.settings = settings
         self.progress = progress
+        self.journal = journal
+        self.resume = resume
         stages = pipeline.stages.filter { !(settings.offline && $0.usesNetwork) }
+        if let limit = pipeline.maxWorkBytes, stages.contains(where: \.writesWorkFiles) {
+            workBudget = WorkBudget(limit: limit)
+        } else {
+            workBudget = nil
+        }
     }
 
     /// Walks `paths` and runs every file; `onItem` sees each report in order, on the calling thread. An error
@@ -83,6 +114,12 @@ public final class Runner: @unchecked Sendable {
     /// rethrown.
     @discardableResult
     public func run(paths: [String], onItem: (ItemReport) throws -> Void) throws -> RunSummary {
+        if let journal {
+            // This run holds the journal's writer lock, so what is in the work folder was left by a killed run.
+            try WorkFolder.prepare(
+                settings.workDirectory, keeping: [journal.path, journal.path + "-wal", journal.path + "-shm"])
+            try journal.setMeta("pipeline", pipeline.name)
+        }
         let walker = InputWalker(paths: paths, spec: pipeline.input)
         if let progress {
             // The total is counted by a second, cheap walk beside the work, so the first file starts at once.
@@ -122,6 +159,13 @@ public final class Runner: @unchecked Sendable {
             }
         }
         queue.waitForWorkers(count: workers)
+        if let journal {
+            do {
+                try journal.commit()
+            } catch {
+                failure = failure ?? error
+            }
+        }
         if let failure { throw failure }
         return summary
     }
@@ -134,43 +178,257 @@ public final class Runner: @unchecked Sendable {
         return report
     }
 
+    /// A file the journal let through: its row and the network stages it finished before (by position).
+    private struct JournaledFile {
+        var id: Int64
+        var restored: [Int: JournalStage]
+    }
+
+    private enum Preparation {
+        case report(ItemReport)
+        case run(JournaledFile?)
+    }
+
     private func runStages(_ entry: InputEntry, id: Int) -> ItemReport {
+        let journalRoot = Journal.canonicalRoot(entry.root)
         if let problem = entry.problem {
+            try? journal?.recordWithoutWork(
+                root: journalRoot, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
+                configHash: pipeline.configHash, state: .failed, failures: [problem])
             return ItemReport(path: entry.path, relativePath: entry.relativePath, status: .failed, failures: [problem])
         }
-        let item = Item(path: entry.path, relativePath: entry.relativePath, size: entry.size)
+        let item = Item(path: entry.path, relativePath: entry.relativePath, size: entry.size, root: entry.root)
         defer { removeTemporaryFiles(of: item) }
         func report(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
             ItemReport(
                 path: entry.path, relativePath: entry.relativePath, status: status, failures: failures,
                 skipReason: skip, facts: item.facts)
         }
+
+        var journaled: JournaledFile?
+        if let journal {
+            switch prepare(entry, item: item, journal: journal, root: journalRoot) {
+            case .report(let early): return early
+            case .run(let file): journaled = file
+            }
+        }
+        /// Ends the file: journals how it ended (local records are batched), then reports it.
+        func finish(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
+            guard let journal, let file = journaled else { return report(status, failures, skip: skip) }
+            var sha = item.knownSHA256
+            if status == .passed && sha == nil { sha = try? item.sha256() }
+            let state: JournalState = status == .passed ? .done : status == .failed ? .failed : .skipped
+            do {
+                try journal.finish(
+                    fileID: file.id, state: state, failures: failures, reason: skip, facts: item.facts, sha256: sha)
+            } catch {
+                let failure = RuleFailure(
+                    stage: "journal", rule: "write",
+                    message: "the file's result could not be journaled (the next run redoes it): \(error)")
+                return report(.failed, failures + [failure])
+            }
+            return report(status, failures, skip: skip)
+        }
+
+        var reserved: Int64 = 0
+        if let workBudget {
+            guard workBudget.reserve(entry.size) else {
+                return finish(
+                    .failed,
+                    [
+                        RuleFailure(
+                            stage: "input", rule: "max_work_bytes",
+                            message: "needs about \(ByteSize.format(entry.size)) of work space (its size), more than "
+                                + "max_work_bytes allows", expected: "≤ \(ByteSize.format(workBudget.limit))",
+                            actual: ByteSize.format(entry.size))
+                    ])
+            }
+            reserved = entry.size
+        }
+        defer { if reserved > 0 { workBudget?.release(reserved) } }
+
         let progress = self.progress
         var reportBytes: (@Sendable (Int64, Int64?) -> Void)?
         if let progress {
             reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
         }
-        for configured in stages {
+        for (position, configured) in stages.enumerated() {
+            if let done = journaled?.restored[position] {
+                // Done before a crash or failure: its results are reused, the call (an upload …) is not repeated.
+                for (key, value) in done.outputs.pairs { item.facts[key] = value }
+                continue
+            }
             progress?.stage(id, configured.name)
+            let network = configured.usesNetwork
+            if let journal, let file = journaled {
+                do {
+                    try journal.stageStarted(
+                        fileID: file.id, position: position, name: configured.name, barrier: network)
+                } catch {
+                    // Nothing is sent that the journal could not record as started.
+                    return finish(
+                        .failed,
+                        [RuleFailure(stage: configured.name, rule: "journal", message: "not started: \(error)")])
+                }
+            }
             let context = StageContext(
                 settings: settings, resultName: configured.resultName, progress: reportBytes)
+            let before = item.facts
+            var outcome = StageOutcome.proceed
+            var failures: [RuleFailure] = []
             do {
-                switch try configured.stage.run(item, context: context) {
-                case .proceed: continue
-                case .skip(let reason): return report(.skipped, skip: reason)
-                }
+                outcome = try configured.stage.run(item, context: context)
             } catch let failed as ItemFailed {
-                return report(.failed, failed.failures)
+                failures = failed.failures
             } catch {
-                let failure = RuleFailure(stage: configured.name, rule: "error", message: "\(error)")
-                return report(.failed, [failure])
+                failures = [RuleFailure(stage: configured.name, rule: "error", message: "\(error)")]
             }
+            if let journal, let file = journaled {
+                let status: JournalStage.Status
+                var reason: String?
+                switch outcome {
+                case _ where !failures.isEmpty:
+                    status = .failed
+                    reason = failures.map(\.description).joined(separator: "; ")
+                case .proceed: status = .done
+                case .skip(let why):
+                    status = .skipped
+                    reason = why
+                }
+                do {
+                    try journal.stageFinished(
+                        fileID: file.id, position: position, name: configured.name, status: status,
+                        outputs: item.facts.added(since: before), error: reason, barrier: network)
+                } catch {
+                    let failure = RuleFailure(
+                        stage: configured.name, rule: "journal",
+                        message: "finished, but the journal could not record it (the next run repeats it): \(error)")
+                    return finish(.failed, failures + [failure])
+                }
+            }
+            if !failures.isEmpty { return finish(.failed, failures) }
+            if case .skip(let reason) = outcome { return finish(.skipped, skip: reason) }
         }
-        return report(.passed)
+        return finish(.passed)
     }
 
+    /// The journal's say on a file before any stage runs: skip it (done with the same content and pipeline, a
+    /// duplicate, not failed under `--retry-failed`) or run it, fixing its `uuid` and `date` and claiming its dedupe
+    /// key first.
+    private func prepare(_ entry: InputEntry, item: Item, journal: Journal, root: String) -> Preparation {
+        func failed(_ failures: [RuleFailure]) -> Preparation {
+            try? journal.recordWithoutWork(
+                root: root, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
+                configHash: pipeline.configHash, state: .failed, failures: failures,
+                templateValues: item.templateValues)
+            return .report(
+                ItemReport(path: entry.path, relativePath: entry.relativePath, status: .failed, failures: failures))
+        }
+        func skipped(_ reason: String, facts: JSONObject = [:]) -> Preparation {
+            .report(
+                ItemReport(
+                    path: entry.path, relativePath: entry.relativePath, status: .skipped, skipReason: reason,
+                    facts: facts))
+        }
+        let status: FileStatus
+        do {
+            status = try FileStatus(path: entry.path, followLinks: true)
+        } catch {
+            return failed([RuleFailure(stage: "input", rule: "unreadable", message: "cannot open: \(error.reason)")])
+        }
+        do {
+            let record = try journal.record(root: root, relativePath: entry.relativePath)
+            var sameContent = false
+            if let record, resume != .force, record.configHash == pipeline.configHash {
+                if record.size == status.size && record.modified == status.modified && record.inode == status.inode {
+                    sameContent = true
+                    item.knownSHA256 = record.sha256
+                } else if record.size == status.size, let known = record.sha256 {
+                    // Touched or copied: the content decides.
+                    sameContent = try item.sha256() == known
+                    if sameContent && record.state == .done {
+                        try journal.refreshIdentity(
+                            fileID: record.id, size: status.size, modified: status.modified, inode: status.inode)
+                    }
+                }
+                if sameContent && record.state == .done {
+                    return skipped(JournalReason.alreadyDone, facts: record.facts)
+                }
+                if sameContent && record.state == .skipped && record.duplicateOf == nil {
+                    return skipped(JournalReason.alreadyDone + ": " + (record.reason ?? "skipped"), facts: record.facts)
+                }
+            }
+            if resume == .retryFailed {
+                guard let record, record.state == .failed || record.state == .running else {
+                    return skipped(
+                        record == nil
+                            ? "not in the journal as failed (--retry-failed)"
+                            : "not failed before (--retry-failed)")
+                }
+            }
+            let resuming =
+                sameContent && resume != .force && (record?.state == .running || record?.state == .failed)
+            // The remote name a re-run must reuse is decided here and journaled by `begin`, before any stage.
+            if let record {
+                for key in ["uuid", "date"] { item.templateValues[key] = record.templateValues[key] }
+            }
+            _ = JournalTemplate.uuid(of: item)
+            _ = JournalTemplate.date(of: item)
+            let key = try pipeline.dedupe?.render(for: item)
+            let start = Journal.Start(
+                root: root, relativePath: entry.relativePath, path: entry.path, size: status.size,
+                modified: status.modified, inode: status.inode, sha256: item.knownSHA256, pipeline: pipeline.name,
+                configHash: pipeline.configHash, templateValues: item.templateValues, dedupeKey: key,
+                keepStages: resuming)
+            let (fileID, duplicate) = try journal.begin(start)
+            if let duplicate, let key {
+                let reason = "duplicate of \(duplicate) (dedupe key '\(key)')"
+                try journal.recordWithoutWork(
+                    root: root, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
+                    configHash: pipeline.configHash, state: .skipped, reason: reason, duplicateOf: duplicate,
+                    templateValues: item.templateValues)
+                return skipped(reason)
+            }
+            var restored: [Int: JournalStage] = [:]
+            if resuming {
+                for stage in try journal.stages(fileID: fileID) where stage.status == .done {
+                    guard stage.position < stages.count, stages[stage.position].name == stage.name,
+                        stages[stage.position].usesNetwork
+                    else { continue }
+                    restored[stage.position] = stage
+                }
+            }
+            return .run(JournaledFile(id: fileID, restored: restored))
+        } catch let failure as ItemFailed {
+            return failed(failure.failures)
+        } catch {
+            return .report(
+                ItemReport(
+                    path: entry.path, relativePath: entry.relativePath, status: .failed,
+                    failures: [RuleFailure(stage: "journal", rule: "error", message: "\(error)")]))
+        }
+    }
+
+    /// Temp files and a transcoded artifact in the work folder belong to the file alone: removed once it is finished.
     private func removeTemporaryFiles(of item: Item) {
         for path in item.temporaryFiles { unlink(path) }
+        if item.artifact != item.path, WorkFolder.contains(item.artifact, folder: settings.workDirectory) {
+            unlink(item.artifact)
+        }
+    }
+}
+
+/// Skip reasons the journal gives.
+public enum JournalReason {
+    public static let alreadyDone = "already done (journal)"
+}
+
+extension JSONObject {
+    /// The pairs that are new or changed compared with `earlier`: what one stage added to an item's facts.
+    func added(since earlier: JSONObject) -> JSONObject {
+        var out = JSONObject()
+        for (key, value) in pairs where earlier[key] != value { out[key] = value }
+        return out
     }
 }
 

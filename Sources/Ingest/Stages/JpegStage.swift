@@ -122,6 +122,7 @@ public struct JpegStage: Stage {
 
     public static let name = "jpeg"
     public static let summary = "Re-encodes JPEG, PNG and HEIC photos as upright JPEG (quality, size, metadata policy)."
+    public static let writesWorkFiles = true
 
     let options: Options
     public init(options: Options) throws { self.options = options }

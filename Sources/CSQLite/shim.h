@@ -1,0 +1,2 @@
+/* Only links: every call goes through IngestNative's Database and Statement classes. */
+#include <sqlite3.h>

@@ -1,0 +1,48 @@
+import Crypto
+import Foundation
+
+extension Item {
+    /// SHA-256 (lower-case hex) of the input file, read once in 256 KiB chunks and cached: the journal, `dedupe`
+    /// keys and the `{{sha256}}` template share the one value, so a file is never hashed twice.
+    public func sha256(stage: String = "input") throws -> String {
+        if let knownSHA256 { return knownSHA256 }
+        let digest = try ContentHash.sha256(path: path, stage: stage)
+        knownSHA256 = digest
+        return digest
+    }
+}
+
+/// Streaming SHA-256 of a file: bounded memory for a file of any size.
+enum ContentHash {
+    static let chunkSize = 256 * 1024
+
+    /// Throws `ItemFailed` (rule `unreadable`) naming the file when it cannot be opened or read.
+    static func sha256(path: String, stage: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ItemFailed(
+                stage: stage, rule: "unreadable",
+                message: "cannot open \(path) to hash it: \(String(cString: strerror(errno)).lowercased())")
+        }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        do {
+            while let chunk = try handle.read(upToCount: chunkSize), !chunk.isEmpty { hasher.update(data: chunk) }
+        } catch {
+            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read \(path) to hash it: \(error)")
+        }
+        return hex(hasher.finalize())
+    }
+
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// SHA-256 of text (the effective pipeline configuration).
+    static func sha256(text: String) -> String { hex(SHA256.hash(data: Data(text.utf8))) }
+}

@@ -1,0 +1,510 @@
+import Foundation
+import IngestNative
+
+/// Where one input file stands in the journal.
+public enum JournalState: String, Sendable, CaseIterable {
+    /// Work started and has not finished: the run is going on, or it was killed.
+    case running
+    case done
+    case failed
+    case skipped
+}
+
+/// A journal that cannot be opened, read or written; the message keeps SQLite's own text.
+public struct JournalError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    /// True for SQLITE_FULL: the disk is full, the file fails cleanly and the next run continues.
+    public var isDiskFull = false
+    public init(_ message: String, isDiskFull: Bool = false) {
+        self.message = message
+        self.isDiskFull = isDiskFull
+    }
+    public var description: String { message }
+}
+
+/// What the journal knows of one input file.
+public struct JournalRecord: Sendable {
+    public var id: Int64
+    public var root: String
+    public var relativePath: String
+    /// The path as opened (what reports show).
+    public var path: String
+    public var size: Int64?
+    public var modified: Int64?
+    public var inode: UInt64?
+    public var sha256: String?
+    public var pipeline: String
+    public var configHash: String
+    public var state: JournalState
+    public var attempts: Int
+    public var failures: [RuleFailure]
+    public var reason: String?
+    public var facts: JSONObject
+    /// `uuid`, `date`: fixed for the file so a re-run names the same remote object.
+    public var templateValues: JSONObject
+    public var dedupeKey: String?
+    /// Set when the file was skipped as a duplicate; such skips are looked at again by the next run.
+    public var duplicateOf: String?
+    /// True once a stage that uses the network started: the outside world may have seen this file.
+    public var sideEffects: Bool
+}
+
+/// What the journal knows of one stage of one file.
+public struct JournalStage: Sendable, Equatable {
+    public enum Status: String, Sendable {
+        case started, done, failed, skipped
+    }
+    public var position: Int
+    public var name: String
+    public var status: Status
+    public var attempts: Int
+    /// The facts the stage added (its `as:` result, a transcoded artifact, a remote key, an ETag …).
+    public var outputs: JSONObject
+    public var error: String?
+}
+
+/// The batch journal: one SQLite file (`.ingest/journal.sqlite` by default, WAL mode) with a row per input file
+/// and a row per stage of it. A run reads it to skip files already done, and writes it as files go.
+///
+/// Writes are grouped into transactions (up to `batchLimit` writes or `batchInterval` seconds) so the journal is
+/// not the bottleneck, except at *barriers*: "stage started" before a stage that uses the network, and "stage done
+/// + its results" right after, are committed before the run goes on. A `kill -9` can therefore lose only records
+/// of local work, which a re-run simply redoes; it never loses the record of something the outside world saw.
+///
+/// One writer at a time: a run holds an exclusive lock on `<journal>.lock` (released by the kernel if the process
+/// dies). Thread-safe: every call takes one lock, since a SQLite connection is not shared across threads.
+public final class Journal: @unchecked Sendable {
+    public let path: String
+    private let database: Database
+    private let writerLock: FileLock?
+    private let lock = NSLock()
+    private var statements: [String: Statement] = [:]
+    private var inTransaction = false
+    private var pendingWrites = 0
+    private var batchStarted = Date()
+    /// Identifies this run: a `running` row of another run that made no side effect holds no dedupe key.
+    public let runID: String
+
+    /// Writes per transaction, and seconds a transaction stays open, before a commit.
+    public var batchLimit = 2_000
+    public var batchInterval = 0.5
+
+    static let schemaVersion = "1"
+
+    /// Opens (creating it and its folder when `create` is true) the journal at `path`. A writer takes the lock.
+    public init(path: String, writer: Bool = true, create: Bool = true) throws {
+        self.path = path
+        runID = UUID().uuidString.lowercased()
+        let folder = (path as NSString).deletingLastPathComponent
+        if !create && !FileManager.default.fileExists(atPath: path) {
+            throw JournalError("no journal at \(path) (run `ingest run` first, or pass --journal PATH)")
+        }
+        if create && !folder.isEmpty {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw JournalError("cannot create the journal folder \(folder): \(error.localizedDescription)")
+            }
+        }
+        if writer {
+            do {
+                writerLock = try FileLock(path: path + ".lock")
+            } catch {
+                if error.errno == FileLock.heldElsewhere {
+                    throw JournalError("another ingest run is using the journal \(path); wait for it to finish")
+                }
+                throw JournalError("cannot lock the journal \(path): \(error.reason)")
+            }
+        } else {
+            writerLock = nil
+        }
+        do {
+            database = try Database(path: path, create: create)
+            database.setBusyTimeout(milliseconds: 5_000)
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            if writer { try Journal.createSchema(database) }
+            let version = try database.prepare("SELECT value FROM meta WHERE key = 'schema'").rows().first?.first
+            if let version = version?.string, version != Journal.schemaVersion {
+                throw JournalError(
+                    "the journal \(path) has format \(version); this ingest reads format \(Journal.schemaVersion)")
+            }
+        } catch let error as SQLiteError {
+            throw JournalError("cannot open the journal \(path): \(error.message)")
+        }
+    }
+
+    deinit {
+        if inTransaction { try? database.execute("COMMIT") }
+    }
+
+    private static func createSchema(_ database: Database) throws(SQLiteError) {
+        try database.execute(
+            """
+            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '\(schemaVersion)');
+            CREATE TABLE IF NOT EXISTS files(
+                id INTEGER PRIMARY KEY,
+                root TEXT NOT NULL,
+                relative_path TEXT NOT NULL,
+                path TEXT NOT NULL,
+                size INTEGER, mtime_ns INTEGER, inode INTEGER, sha256 TEXT,
+                pipeline TEXT NOT NULL, config_hash TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                failures TEXT, reason TEXT, facts TEXT, template_values TEXT,
+                dedupe_key TEXT, duplicate_of TEXT,
+                side_effects INTEGER NOT NULL DEFAULT 0,
+                run_id TEXT,
+                updated_at INTEGER NOT NULL,
+                UNIQUE(root, relative_path));
+            CREATE INDEX IF NOT EXISTS files_dedupe ON files(dedupe_key) WHERE dedupe_key IS NOT NULL;
+            CREATE TABLE IF NOT EXISTS stages(
+                file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+                position INTEGER NOT NULL,
+                name TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                outputs TEXT, error TEXT,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY(file_id, position)) WITHOUT ROWID;
+            """)
+    }
+
+    /// The key the journal files a root under: absolute and tidied, so `media/` and `./media` are one root.
+    public static func canonicalRoot(_ root: String) -> String {
+        guard !root.isEmpty else { return "" }
+        let absolute = root.hasPrefix("/") ? root : FileManager.default.currentDirectoryPath + "/" + root
+        return (absolute as NSString).standardizingPath
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` under the lock inside the current batch transaction; commits when `barrier` is set or the batch
+    /// is full or old. A failure rolls the batch back (its files are redone by the next run) and is rethrown.
+    private func write<T>(barrier: Bool, _ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            if !inTransaction {
+                try database.execute("BEGIN IMMEDIATE")
+                inTransaction = true
+                pendingWrites = 0
+                batchStarted = Date()
+            }
+            let result = try body()
+            pendingWrites += 1
+            if barrier || pendingWrites >= batchLimit || Date().timeIntervalSince(batchStarted) >= batchInterval {
+                try commitLocked()
+            }
+            return result
+        } catch let error as SQLiteError {
+            if !database.isAutocommit { try? database.execute("ROLLBACK") }
+            inTransaction = false
+            throw JournalError("journal \(path): \(error.message)", isDiskFull: error.isDiskFull)
+        }
+    }
+
+    private func read<T>(_ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw JournalError("journal \(path): \(error.message)", isDiskFull: error.isDiskFull)
+        }
+    }
+
+    private func commitLocked() throws(SQLiteError) {
+        guard inTransaction else { return }
+        inTransaction = false
+        try database.execute("COMMIT")
+    }
+
+    /// Commits the current batch now.
+    public func commit() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            try commitLocked()
+        } catch {
+            if !database.isAutocommit { try? database.execute("ROLLBACK") }
+            throw JournalError("journal \(path): \(error.message)", isDiskFull: error.isDiskFull)
+        }
+    }
+
+    /// Commits and folds the write-ahead log back into the database file, so it does not grow across runs.
+    public func close() throws {
+        try commit()
+        _ = try? read { try database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
+    private func statement(_ sql: String) throws(SQLiteError) -> Statement {
+        if let cached = statements[sql] { return cached }
+        let prepared = try database.prepare(sql)
+        statements[sql] = prepared
+        return prepared
+    }
+
+    private static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    // MARK: - Reading
+
+    static let recordColumns = """
+        id, root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash, state, attempts, \
+        failures, reason, facts, template_values, dedupe_key, duplicate_of, side_effects
+        """
+
+    /// The record of one file, or nil when the journal has never seen it.
+    public func record(root: String, relativePath: String) throws -> JournalRecord? {
+        try read {
+            let rows = try statement(
+                "SELECT \(Journal.recordColumns) FROM files WHERE root = ?1 AND relative_path = ?2"
+            )
+            .rows([.text(root), .text(relativePath)])
+            return rows.first.map(Journal.record(from:))
+        }
+    }
+
+    /// Every record in path order, one at a time (a journal of any size).
+    public func forEachRecord(_ body: (JournalRecord) throws -> Void) throws {
+        // A separate statement so the walk does not hold the lock the run's statements need.
+        let rows: Statement
+        do {
+            rows = try database.prepare("SELECT \(Journal.recordColumns) FROM files ORDER BY root, relative_path")
+        } catch {
+            throw JournalError("journal \(path): \(error.message)")
+        }
+        do {
+            try rows.forEachRow { try body(Journal.record(from: $0)) }
+        } catch let error as SQLiteError {
+            throw JournalError("journal \(path): \(error.message)")
+        }
+    }
+
+    /// Files per state.
+    public func counts() throws -> [JournalState: Int] {
+        try read {
+            var counts: [JournalState: Int] = [:]
+            for row in try statement("SELECT state, COUNT(*) FROM files GROUP BY state").rows() {
+                if let state = row[0].string.flatMap(JournalState.init(rawValue:)) {
+                    counts[state] = Int(row[1].int ?? 0)
+                }
+            }
+            return counts
+        }
+    }
+
+    /// The stages journaled for one file, in pipeline order.
+    public func stages(fileID: Int64) throws -> [JournalStage] {
+        try read {
+            try statement(
+                "SELECT position, name, status, attempts, outputs, error FROM stages WHERE file_id = ?1 ORDER BY position"
+            ).rows([.integer(fileID)]).map { row in
+                JournalStage(
+                    position: Int(row[0].int ?? 0), name: row[1].string ?? "",
+                    status: row[2].string.flatMap(JournalStage.Status.init(rawValue:)) ?? .started,
+                    attempts: Int(row[3].int ?? 0), outputs: Journal.object(row[4]), error: row[5].string)
+            }
+        }
+    }
+
+    /// A value the journal keeps beside the files (`pipeline`: the name of the last pipeline run).
+    public func meta(_ key: String) throws -> String? {
+        try read { try statement("SELECT value FROM meta WHERE key = ?1").rows([.text(key)]).first?.first?.string }
+    }
+
+    public func setMeta(_ key: String, _ value: String) throws {
+        try write(barrier: false) {
+            try statement("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2")
+                .run([.text(key), .text(value)])
+        }
+    }
+
+    private static func record(from row: [SQLiteValue]) -> JournalRecord {
+        JournalRecord(
+            id: row[0].int ?? 0, root: row[1].string ?? "", relativePath: row[2].string ?? "",
+            path: row[3].string ?? "",
+            size: row[4].int, modified: row[5].int, inode: row[6].int.map { UInt64(bitPattern: $0) },
+            sha256: row[7].string, pipeline: row[8].string ?? "", configHash: row[9].string ?? "",
+            state: row[10].string.flatMap(JournalState.init(rawValue:)) ?? .running, attempts: Int(row[11].int ?? 0),
+            failures: failures(row[12]), reason: row[13].string, facts: object(row[14]),
+            templateValues: object(row[15]), dedupeKey: row[16].string, duplicateOf: row[17].string,
+            sideEffects: (row[18].int ?? 0) != 0)
+    }
+
+    static func object(_ value: SQLiteValue) -> JSONObject {
+        guard let text = value.string, case .object(let object)? = try? JSONValue.parse(text) else { return [:] }
+        return object
+    }
+
+    static func failures(_ value: SQLiteValue) -> [RuleFailure] {
+        guard let text = value.string, case .array(let items)? = try? JSONValue.parse(text) else { return [] }
+        return items.map { item in
+            RuleFailure(
+                stage: item["stage"]?.stringValue ?? "", rule: item["rule"]?.stringValue ?? "",
+                message: item["message"]?.stringValue ?? "", expected: item["expected"]?.stringValue,
+                actual: item["actual"]?.stringValue)
+        }
+    }
+
+    // MARK: - Writing
+
+    /// What is known of a file when work on it starts.
+    public struct Start: Sendable {
+        public var root: String
+        public var relativePath: String
+        public var path: String
+        public var size: Int64
+        public var modified: Int64
+        public var inode: UInt64
+        public var sha256: String?
+        public var pipeline: String
+        public var configHash: String
+        public var templateValues: JSONObject
+        public var dedupeKey: String?
+        /// Keep the stage rows (a resumed file reuses stages done earlier); false starts afresh.
+        public var keepStages: Bool
+    }
+
+    /// Records that work on a file starts (state `running`, one more attempt) and returns its id. With a dedupe
+    /// key, the check and the claim are one step under the lock, so two workers cannot both take the same key:
+    /// the result is then the path of the file already holding it, and nothing is claimed.
+    public func begin(_ start: Start) throws -> (id: Int64, duplicateOf: String?) {
+        try write(barrier: false) {
+            let existing = try statement("SELECT id FROM files WHERE root = ?1 AND relative_path = ?2")
+                .rows([.text(start.root), .text(start.relativePath)]).first?.first?.int
+            if let key = start.dedupeKey {
+                let holder = try statement(
+                    """
+                    SELECT path FROM files WHERE dedupe_key = ?1 AND id != ?2
+                    AND (state = 'done' OR side_effects = 1 OR (state = 'running' AND run_id = ?3)) LIMIT 1
+                    """
+                ).rows([.text(key), .integer(existing ?? -1), .text(runID)]).first?.first?.string
+                if let holder { return (existing ?? 0, holder) }
+            }
+            let values: [SQLiteValue] = [
+                .text(start.root), .text(start.relativePath), .text(start.path), .integer(start.size),
+                .integer(start.modified), .integer(Int64(bitPattern: start.inode)),
+                start.sha256.map { .text($0) } ?? .null,
+                .text(start.pipeline), .text(start.configHash), .text(Journal.json(start.templateValues)),
+                start.dedupeKey.map { .text($0) } ?? .null, .text(runID), .integer(Journal.now),
+                .integer(start.keepStages ? 1 : 0),
+            ]
+            let id =
+                try statement(
+                    """
+                    INSERT INTO files(root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash, state,
+                        attempts, template_values, dedupe_key, run_id, updated_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running', 1, ?10, ?11, ?12, ?13)
+                    ON CONFLICT(root, relative_path) DO UPDATE SET path = ?3, size = ?4, mtime_ns = ?5, inode = ?6,
+                        sha256 = ?7, pipeline = ?8, config_hash = ?9, state = 'running', attempts = attempts + 1,
+                        failures = NULL, reason = NULL, template_values = ?10, dedupe_key = ?11, duplicate_of = NULL,
+                        side_effects = CASE WHEN ?14 = 1 THEN side_effects ELSE 0 END, run_id = ?12, updated_at = ?13
+                    RETURNING id
+                    """
+                ).rows(values).first?.first?.int ?? 0
+            if !start.keepStages { try statement("DELETE FROM stages WHERE file_id = ?1").run([.integer(id)]) }
+            return (id, nil)
+        }
+    }
+
+    /// Records that a stage starts. For a stage that uses the network this is a barrier: committed before the
+    /// stage may run, so a crash from here on is known to have happened mid-stage.
+    public func stageStarted(fileID: Int64, position: Int, name: String, barrier: Bool) throws {
+        try write(barrier: barrier) {
+            try statement(
+                """
+                INSERT INTO stages(file_id, position, name, status, attempts, updated_at)
+                VALUES (?1, ?2, ?3, 'started', 1, ?4)
+                ON CONFLICT(file_id, position) DO UPDATE SET name = ?3, status = 'started', attempts = attempts + 1,
+                    outputs = NULL, error = NULL, updated_at = ?4
+                """
+            ).run([.integer(fileID), .integer(Int64(position)), .text(name), .integer(Journal.now)])
+            if barrier {
+                try statement("UPDATE files SET side_effects = 1 WHERE id = ?1").run([.integer(fileID)])
+            }
+        }
+    }
+
+    /// Records how a stage ended and what it produced; a barrier for a stage that uses the network.
+    public func stageFinished(
+        fileID: Int64, position: Int, name: String, status: JournalStage.Status, outputs: JSONObject,
+        error: String?, barrier: Bool
+    ) throws {
+        try write(barrier: barrier) {
+            try statement(
+                """
+                INSERT INTO stages(file_id, position, name, status, attempts, outputs, error, updated_at)
+                VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)
+                ON CONFLICT(file_id, position) DO UPDATE SET name = ?3, status = ?4, outputs = ?5, error = ?6,
+                    updated_at = ?7
+                """
+            ).run([
+                .integer(fileID), .integer(Int64(position)), .text(name), .text(status.rawValue),
+                .text(Journal.json(outputs)), error.map { .text($0) } ?? .null, .integer(Journal.now),
+            ])
+        }
+    }
+
+    /// Records the end of a file's work.
+    public func finish(
+        fileID: Int64, state: JournalState, failures: [RuleFailure], reason: String?, facts: JSONObject,
+        sha256: String?
+    ) throws {
+        try write(barrier: false) {
+            let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
+            try statement(
+                """
+                UPDATE files SET state = ?2, failures = ?3, reason = ?4, facts = ?5, sha256 = COALESCE(?6, sha256),
+                    dedupe_key = CASE WHEN ?2 = 'failed' AND side_effects = 0 THEN NULL ELSE dedupe_key END,
+                    updated_at = ?7
+                WHERE id = ?1
+                """
+            ).run([
+                .integer(fileID), .text(state.rawValue), failureText.map { .text($0) } ?? .null,
+                reason.map { .text($0) } ?? .null, .text(Journal.json(facts)), sha256.map { .text($0) } ?? .null,
+                .integer(Journal.now),
+            ])
+        }
+    }
+
+    /// Records a file skipped as a duplicate of `earlier`, or one that failed before work on it could start (a
+    /// walker problem, an unreadable file): no stage ran.
+    public func recordWithoutWork(
+        root: String, relativePath: String, path: String, pipeline: String, configHash: String, state: JournalState,
+        failures: [RuleFailure] = [], reason: String? = nil, duplicateOf: String? = nil,
+        templateValues: JSONObject = [:]
+    ) throws {
+        try write(barrier: false) {
+            let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
+            try statement(
+                """
+                INSERT INTO files(root, relative_path, path, pipeline, config_hash, state, attempts, failures, reason,
+                    duplicate_of, template_values, run_id, updated_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?9, ?10, ?11, ?12)
+                ON CONFLICT(root, relative_path) DO UPDATE SET path = ?3, pipeline = ?4, config_hash = ?5, state = ?6,
+                    attempts = attempts + 1, failures = ?7, reason = ?8, duplicate_of = ?9, dedupe_key = NULL,
+                    template_values = ?10, run_id = ?11, updated_at = ?12
+                """
+            ).run([
+                .text(root), .text(relativePath), .text(path), .text(pipeline), .text(configHash),
+                .text(state.rawValue),
+                failureText.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
+                duplicateOf.map { .text($0) } ?? .null, .text(Journal.json(templateValues)), .text(runID),
+                .integer(Journal.now),
+            ])
+        }
+    }
+
+    /// A done file whose size, mtime or inode changed but whose content did not (a copy, a `touch`): the new
+    /// identity is kept so the next run takes the fast check again.
+    public func refreshIdentity(fileID: Int64, size: Int64, modified: Int64, inode: UInt64) throws {
+        try write(barrier: false) {
+            try statement("UPDATE files SET size = ?2, mtime_ns = ?3, inode = ?4 WHERE id = ?1").run([
+                .integer(fileID), .integer(size), .integer(modified), .integer(Int64(bitPattern: inode)),
+            ])
+        }
+    }
+
+    static func json(_ object: JSONObject) -> String { JSONValue.object(object).serialized() }
+}

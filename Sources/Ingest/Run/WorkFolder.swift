@@ -1,0 +1,86 @@
+import Foundation
+
+/// The work folder (`.ingest/work`): temp and transcoded files, which belong to the file being worked on and are
+/// removed when it is finished. A killed run leaves some behind; a journaled run, which holds the journal's writer
+/// lock and so is the only run using the folder, clears them before it starts.
+enum WorkFolder {
+    /// Marks a folder ingest created, so everything in it is ingest's to delete.
+    static let marker = ".ingest-work"
+
+    /// Creates the folder (marked) or clears what a killed run left: everything when the folder is marked, and
+    /// otherwise (a folder the user named, holding other things) only the half-written `.name.XXXXXX.tmp` files of
+    /// atomic writes. Returns the paths removed.
+    @discardableResult
+    static func prepare(_ path: String, keeping kept: [String] = []) throws -> [String] {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+            do {
+                try manager.createDirectory(atPath: path, withIntermediateDirectories: true)
+                manager.createFile(atPath: path + "/" + marker, contents: nil)
+            } catch {
+                throw JournalError("cannot create the work folder \(path): \(error.localizedDescription)")
+            }
+            return []
+        }
+        guard isDirectory.boolValue else { throw JournalError("the work folder \(path) is not a folder") }
+        let entries = (try? manager.contentsOfDirectory(atPath: path)) ?? []
+        if entries.isEmpty {
+            manager.createFile(atPath: path + "/" + marker, contents: nil)
+            return []
+        }
+        var removed: [String] = []
+        if entries.contains(marker) {
+            for name in entries where name != marker {
+                let full = path + "/" + name
+                // The journal may have been put inside the work folder: never delete it.
+                let keptInside = kept.contains { $0 == full || WorkFolder.contains($0, folder: full) }
+                if keptInside { continue }
+                if (try? manager.removeItem(atPath: full)) != nil { removed.append(full) }
+            }
+            return removed
+        }
+        let enumerator = manager.enumerator(atPath: path)
+        while let relative = enumerator?.nextObject() as? String {
+            let name = (relative as NSString).lastPathComponent
+            guard name.hasPrefix("."), name.hasSuffix(".tmp") else { continue }
+            let full = path + "/" + relative
+            if unlink(full) == 0 { removed.append(full) }
+        }
+        return removed
+    }
+
+    /// True when `path` lies inside the work folder `folder` (so it is a work file, not an input).
+    static func contains(_ path: String, folder: String) -> Bool {
+        let base = (folder as NSString).standardizingPath
+        let file = (path as NSString).standardizingPath
+        return file.hasPrefix(base.hasSuffix("/") ? base : base + "/")
+    }
+}
+
+/// `max_work_bytes`: files that transcode reserve their size in the work folder before they start and wait while
+/// others hold the space, so the folder stays within the bound whatever the concurrency.
+final class WorkBudget: @unchecked Sendable {
+    let limit: Int64
+    private var used: Int64 = 0
+    private let condition = NSCondition()
+
+    init(limit: Int64) { self.limit = limit }
+
+    /// Waits until `bytes` fit; false at once when they never can (more than the whole bound).
+    func reserve(_ bytes: Int64) -> Bool {
+        guard bytes <= limit else { return false }
+        condition.lock()
+        defer { condition.unlock() }
+        while used + bytes > limit { condition.wait() }
+        used += bytes
+        return true
+    }
+
+    func release(_ bytes: Int64) {
+        condition.lock()
+        used -= bytes
+        condition.broadcast()
+        condition.unlock()
+    }
+}

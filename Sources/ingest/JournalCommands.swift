@@ -1,0 +1,140 @@
+import ArgumentParser
+import Foundation
+import Ingest
+
+/// Where `status` and `report` find the journal.
+struct JournalLocation: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The journal file (default: .ingest/journal.sqlite).", valueName: "path"))
+    var journal: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The work folder the journal sits beside (as given to `ingest run`).", valueName: "dir"))
+    var workDir: String = ".ingest/work"
+
+    /// Opens the journal for reading only: a run may be writing it at the same time.
+    func open() throws -> Journal {
+        try Journal(path: journal ?? JournalOptions.defaultPath(workDirectory: workDir), writer: false, create: false)
+    }
+}
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show what the journal knows: files per state, and each failed or interrupted file with its reason.",
+        discussion:
+            "Exit code 0 when no file failed or was interrupted, 1 otherwise, 3 when the journal cannot be read.")
+
+    @OptionGroup var location: JournalLocation
+
+    func run() throws {
+        let journal: Journal
+        do {
+            journal = try location.open()
+        } catch let error as JournalError {
+            printError("ingest: \(error)")
+            throw ExitStatus.internalError
+        }
+        let counts = try journal.counts()
+        var out = "journal \(journal.path)"
+        if let name = try journal.meta("pipeline") { out += " (pipeline \(name))" }
+        out += "\n"
+        let states: [(JournalState, String)] = [
+            (.done, "done"), (.failed, "failed"), (.skipped, "skipped"),
+            (.running, "interrupted (the next run resumes them)"),
+        ]
+        for (state, label) in states { out += String(format: "%8d  ", counts[state] ?? 0) + label + "\n" }
+        var problems = ""
+        try journal.forEachRecord { record in
+            switch record.state {
+            case .failed:
+                problems += "FAIL  \(record.path)\n"
+                for failure in record.failures {
+                    problems += "      \(failure.stage).\(failure.rule): \(failure.message)\n"
+                }
+            case .running:
+                problems += "STOP  \(record.path)  \(try interruption(record, journal: journal))\n"
+            case .done, .skipped: break
+            }
+        }
+        if !problems.isEmpty { out += "\n" + problems }
+        FileHandle.standardOutput.write(Data(out.utf8))
+        let unfinished = (counts[.failed] ?? 0) + (counts[.running] ?? 0)
+        throw unfinished > 0 ? ExitStatus.ruleFailures : ExitStatus.success
+    }
+}
+
+/// Why a `running` file is unfinished: the stage a killed run was in.
+func interruption(_ record: JournalRecord, journal: Journal) throws -> String {
+    let started = try journal.stages(fileID: record.id).last { $0.status == .started }
+    return started.map { "interrupted in stage \($0.name); the next run repeats that stage" }
+        ?? "interrupted; the next run redoes it"
+}
+
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Write a report of every file in the journal (table, jsonl or junit), as `ingest run` would.",
+        discussion: "Interrupted files are reported as failed, naming the stage they stopped in.")
+
+    @OptionGroup var location: JournalLocation
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "table, jsonl or junit (default: from the output file's extension, else table).", valueName: "format"))
+    var format: String?
+
+    @Option(
+        name: .long, help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"))
+    var output: String?
+
+    func validate() throws {
+        if let format, ReportFormat(rawValue: format) == nil {
+            throw ValidationError("--format must be one of: table, jsonl, junit (found '\(format)')")
+        }
+    }
+
+    func run() throws {
+        let journal: Journal
+        do {
+            journal = try location.open()
+        } catch let error as JournalError {
+            printError("ingest: \(error)")
+            throw ExitStatus.internalError
+        }
+        let chosen =
+            format.flatMap(ReportFormat.init(rawValue:)) ?? output.flatMap(ReportFormat.guess(fromPath:)) ?? .table
+        let destination = try output.map { try ReportOutput(path: $0) } ?? ReportOutput()
+        let writer = try chosen.makeWriter(output: destination, pipelineName: try journal.meta("pipeline") ?? "ingest")
+        var summary = RunSummary()
+        try journal.forEachRecord { record in
+            let report = try ItemReport(journaled: record, interruption: interruption(record, journal: journal))
+            summary.add(report.status)
+            try writer.write(report)
+        }
+        try writer.finish(summary)
+        throw summary.failed > 0 ? ExitStatus.ruleFailures : ExitStatus.success
+    }
+}
+
+extension ItemReport {
+    /// A journal record as the report line `ingest run` wrote for it; an interrupted file counts as failed.
+    init(journaled record: JournalRecord, interruption: @autoclosure () throws -> String) throws {
+        let status: ItemStatus
+        var failures = record.failures
+        switch record.state {
+        case .done: status = .passed
+        case .failed: status = .failed
+        case .skipped: status = .skipped
+        case .running:
+            status = .failed
+            failures.append(RuleFailure(stage: "journal", rule: "interrupted", message: try interruption()))
+        }
+        self.init(
+            path: record.path, relativePath: record.relativePath, status: status, failures: failures,
+            skipReason: record.reason, facts: record.facts)
+    }
+}

@@ -271,3 +271,123 @@ import Testing
         #expect(missing.stderr.contains("no journal at nope.sqlite"))
     }
 }
+
+/// `kill -9` of the real `ingest` binary at random points of a batch that transcodes photos, then a second run:
+/// the journal stays consistent, nothing the first run journaled as done is redone, every file ends done exactly
+/// once, and no temp or work file is left behind.
+@Suite(.serialized) struct JournalCrashTests {
+    let ingest = TestPaths.ingest
+    static let fileCount = 80
+
+    /// SplitMix64: a reproducible sequence per seed, so a failing seed can be run again.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    func makeBatch(_ folder: TemporaryFolder) throws -> String {
+        let base = folder.path + "/base.jpg"
+        let made = try runTool(
+            "ffmpeg", ["-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1600x1200", "-frames:v", "1", base])
+        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+        for index in 0..<Self.fileCount {
+            let target = folder.path + "/photos/d\(index % 4)/p\(String(format: "%03d", index)).jpg"
+            try FileManager.default.createDirectory(
+                atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: base, toPath: target)
+        }
+        return try folder.file(
+            "p.yml",
+            "version: 1\nname: crash\nconcurrency: 2\nstages:\n  - validate: { extensions: [jpg] }\n"
+                + "  - jpeg: { quality: 0.8 }\n")
+    }
+
+    /// Files under the work folder other than its marker.
+    func workFiles(_ folder: TemporaryFolder) -> [String] {
+        let work = folder.path + "/.ingest/work"
+        let all = FileManager.default.enumerator(atPath: work)?.allObjects as? [String] ?? []
+        return all.filter { name in
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: work + "/" + name, isDirectory: &isDirectory)
+            return !isDirectory.boolValue && name != WorkFolder.marker
+        }
+    }
+
+    func records(_ folder: TemporaryFolder) throws -> [String: JournalRecord] {
+        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        var records: [String: JournalRecord] = [:]
+        try journal.forEachRecord { records[$0.relativePath] = $0 }
+        return records
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func killedAtARandomPointThenResumed(seed: UInt64) throws {
+        let folder = try TemporaryFolder("crash-\(seed)")
+        defer { folder.remove() }
+        let pipeline = try makeBatch(folder)
+        var random = SeededGenerator(state: seed)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ingest)
+        process.arguments = ["run", pipeline, "photos", "-q"]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        usleep(UInt32.random(in: 50_000...1_200_000, using: &random))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        // The journal is a consistent SQLite file whatever moment the kill hit (a very early kill leaves none).
+        var afterKill: [String: JournalRecord] = [:]
+        if FileManager.default.fileExists(atPath: folder.path + "/.ingest/journal.sqlite") {
+            let database = try Database(path: folder.path + "/.ingest/journal.sqlite", create: false)
+            #expect(try database.prepare("PRAGMA integrity_check").rows() == [[.text("ok")]])
+            afterKill = try records(folder)
+        }
+        let doneAfterKill = Set(afterKill.values.filter { $0.state == .done }.map(\.relativePath))
+        print(
+            "seed \(seed): \(doneAfterKill.count) of \(Self.fileCount) done, \(afterKill.count) journaled at the kill")
+        for record in afterKill.values where record.state == .done {
+            #expect(record.facts["jpeg"] != nil, "done without its result: \(record.relativePath)")
+            #expect(record.sha256?.count == 64)
+        }
+
+        let second = try runCommand(
+            ingest, ["run", pipeline, "photos", "-q", "--report", "second.jsonl"], directory: folder.path)
+        #expect(second.status == 0, "second run: \(second.stderr)")
+        let lines = try String(contentsOfFile: folder.path + "/second.jsonl", encoding: .utf8)
+            .split(separator: "\n")
+        #expect(lines.count == Self.fileCount)
+        var resumed = Set<String>()
+        var redone = Set<String>()
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let path = try #require(object["path"] as? String).replacingOccurrences(of: "photos/", with: "")
+            switch (object["status"] as? String, object["reason"] as? String) {
+            case ("skipped", JournalReason.alreadyDone?): resumed.insert(path)
+            case ("passed", nil): redone.insert(path)
+            default: Issue.record("unexpected line after a crash: \(line)")
+            }
+        }
+        // Exactly the files journaled as done are skipped; every other one is done now, and none twice.
+        #expect(resumed == doneAfterKill)
+        #expect(resumed.isDisjoint(with: redone))
+        #expect(resumed.count + redone.count == Self.fileCount)
+
+        let final = try records(folder)
+        #expect(final.count == Self.fileCount)
+        #expect(final.values.allSatisfy { $0.state == .done })
+        for path in doneAfterKill { #expect(final[path]?.attempts == 1, "\(path) was worked on again") }
+        #expect(workFiles(folder).isEmpty, "left in the work folder: \(workFiles(folder))")
+
+        let third = try runCommand(ingest, ["run", pipeline, "photos"], directory: folder.path)
+        #expect(third.stdout.hasSuffix("0 passed, 0 failed, \(Self.fileCount) skipped\n"))
+    }
+}

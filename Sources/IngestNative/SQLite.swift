@@ -142,8 +142,12 @@ package final class Statement {
             case .real(let number): code = sqlite3_bind_double(handle, index, number)
             case .text(let text):
                 // SQLITE_TRANSIENT: SQLite copies the bytes, since Swift's buffer lives only inside the closure.
-                code = text.utf8CString.withUnsafeBufferPointer { buffer in
-                    sqlite3_bind_text(handle, index, buffer.baseAddress, -1, ingest_sqlite_transient())
+                var text = text
+                code = text.withUTF8 { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { chars in
+                        sqlite3_bind_text(
+                            handle, index, chars.baseAddress, Int32(chars.count), ingest_sqlite_transient())
+                    }
                 }
             }
             guard code == SQLITE_OK else { throw database.error("sqlite3_bind(\(Database.shorten(sql)))", code) }

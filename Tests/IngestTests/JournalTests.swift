@@ -61,11 +61,14 @@ import Testing
         let folder = try TemporaryFolder("resume")
         defer { folder.remove() }
         for name in ["a.txt", "b.txt", "sub/c.txt", "bad.bin"] { try folder.file("media/" + name, "hello " + name) }
-        let pipeline = try pipeline(Self.validateOnly)
+        // The dedupe key reads each file's hash, so the journal has it for the content check.
+        let pipeline = try pipeline("dedupe: {key: \"{{sha256}}-{{date.yyyyMMdd}}\"}\n" + Self.validateOnly)
 
         let first = try run(pipeline, folder)
         #expect(
             statuses(first) == ["a.txt": "passed", "b.txt": "passed", "sub/c.txt": "passed", "bad.bin": "failed"])
+        let firstDate = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+            .record(root: Journal.canonicalRoot(folder.path + "/media"), relativePath: "b.txt")?.templateValues["date"]
 
         // Failed files are retried by default; done ones are skipped.
         let second = try run(pipeline, folder)
@@ -87,7 +90,15 @@ import Testing
         #expect(record.state == .done)
         #expect(record.attempts == 2)
         #expect(record.sha256 == (try ContentHash.sha256(path: folder.path + "/media/b.txt", stage: "test")))
-        #expect(record.templateValues["uuid"]?.stringValue?.count == 36)
+        // The date the key used is the first run's, kept for every later attempt.
+        #expect(record.templateValues["date"] != nil)
+        #expect(record.templateValues["date"] == firstDate)
+
+        // Without a known hash (a validate-only pipeline reads no file whole), a touched file is simply redone.
+        let plain = try self.pipeline(Self.validateOnly)
+        _ = try run(plain, folder)
+        try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: touched)
+        #expect(statuses(try run(plain, folder))["a.txt"] == "passed")
     }
 
     @Test func aChangedPipelineRedoesEverythingAndForceToo() throws {
@@ -130,7 +141,7 @@ import Testing
         try folder.file("media/a.txt", "same bytes")
         try folder.file("media/copy/a-again.txt", "same bytes")
         try folder.file("media/other.txt", "other bytes")
-        let pipeline = try pipeline("dedupe: {key: \"{{sha256}}\"}\n" + Self.validateOnly)
+        let pipeline = try pipeline("dedupe: {key: \"{{sha256}}-{{date.yyyyMMdd}}\"}\n" + Self.validateOnly)
         let first = try run(pipeline, folder)
         #expect(first["a.txt"]?.status == .passed)
         #expect(first["other.txt"]?.status == .passed)
@@ -291,12 +302,12 @@ import Testing
         }
     }
 
-    func makeBatch(_ folder: TemporaryFolder) throws -> String {
+    func makeBatch(_ folder: TemporaryFolder, count: Int = fileCount) throws -> String {
         let base = folder.path + "/base.jpg"
         let made = try runTool(
             "ffmpeg", ["-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1600x1200", "-frames:v", "1", base])
         try #require(made.status == 0, "ffmpeg: \(made.stderr)")
-        for index in 0..<Self.fileCount {
+        for index in 0..<count {
             let target = folder.path + "/photos/d\(index % 4)/p\(String(format: "%03d", index)).jpg"
             try FileManager.default.createDirectory(
                 atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -389,5 +400,45 @@ import Testing
 
         let third = try runCommand(ingest, ["run", pipeline, "photos"], directory: folder.path)
         #expect(third.stdout.hasSuffix("0 passed, 0 failed, \(Self.fileCount) skipped\n"))
+    }
+
+    /// A work folder on a full disk (a 1 MiB tmpfs, filled up): every transcode fails with the system's words,
+    /// the run ends normally with exit code 1, the journal stays consistent, and once there is room again the next
+    /// run does every file. Needs root to mount the tmpfs; elsewhere the test says so and passes.
+    @Test func aFullDiskFailsFilesCleanlyAndTheNextRunContinues() throws {
+        let folder = try TemporaryFolder("enospc")
+        defer { folder.remove() }
+        let scratch = try folder.folder("scratch")
+        guard geteuid() == 0,
+            (try? runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", scratch]))?.status == 0
+        else {
+            print("aFullDiskFailsFilesCleanlyAndTheNextRunContinues: not run (mounting a tmpfs needs root)")
+            return
+        }
+        defer { _ = try? runCommand("/bin/umount", [scratch]) }
+        let pipeline = try makeBatch(folder, count: 6)
+        // Leave about 40 KiB: less than one transcoded photo.
+        let filler = scratch + "/filler"
+        let size = 1024 * 1024 - 40 * 1024
+        #expect(FileManager.default.createFile(atPath: filler, contents: Data(count: size)))
+        let arguments = ["run", pipeline, "photos", "-q", "--work-dir", scratch + "/work", "--journal", "j.sqlite"]
+
+        let full = try runCommand(ingest, arguments + ["--report", "full.jsonl"], directory: folder.path)
+        #expect(full.status == 1, "stderr: \(full.stderr)")
+        let lines = try String(contentsOfFile: folder.path + "/full.jsonl", encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 6)
+        #expect(lines.allSatisfy { $0.contains("\"status\":\"failed\"") && $0.contains("jpeg") })
+        #expect(lines.allSatisfy { $0.lowercased().contains("no space left on device") })
+        let journal = try Journal(path: folder.path + "/j.sqlite", writer: false, create: false)
+        #expect(try journal.counts() == [.failed: 6])
+
+        try FileManager.default.removeItem(atPath: filler)
+        let roomy = try runCommand(ingest, arguments, directory: folder.path)
+        #expect(roomy.status == 0, "stderr: \(roomy.stderr)")
+        #expect(roomy.stdout.isEmpty)
+        #expect(try journal.counts() == [.done: 6])
+        let left = (FileManager.default.enumerator(atPath: scratch + "/work")?.allObjects as? [String] ?? [])
+            .filter { !$0.hasSuffix(".ingest-work") && ($0 as NSString).pathExtension != "" }
+        #expect(left.isEmpty, "left in the work folder: \(left)")
     }
 }

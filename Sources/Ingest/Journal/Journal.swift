@@ -72,16 +72,23 @@ public struct JournalStage: Sendable, Equatable {
 /// of local work, which a re-run simply redoes; it never loses the record of something the outside world saw.
 ///
 /// One writer at a time: a run holds an exclusive lock on `<journal>.lock` (released by the kernel if the process
-/// dies). Thread-safe: every call takes one lock, since a SQLite connection is not shared across threads.
+/// dies). Thread-safe. Workers never wait on each other for the journal: lookups go through a pool of read
+/// connections (WAL readers do not block the writer), and the records of finished files are queued in memory and
+/// written as one transaction by whichever worker finds the batch due.
 public final class Journal: @unchecked Sendable {
     public let path: String
     private let database: Database
-    private let writerLock: FileLock?
+    private var writerLock: FileLock?
+    /// Guards `database`, `statements` and `inTransaction`.
     private let lock = NSLock()
     private var statements: [String: Statement] = [:]
     private var inTransaction = false
-    private var pendingWrites = 0
+    /// Guards `pending`, `batchStarted`, `deferredError`, `claims` and `readers`.
+    private let queueLock = NSLock()
+    private var pending: [() throws -> Void] = []
     private var batchStarted = Date()
+    private var deferredError: JournalError?
+    private var readers: [Reader] = []
     /// Identifies this run: a `running` row of another run that made no side effect holds no dedupe key.
     public let runID: String
 
@@ -179,36 +186,86 @@ public final class Journal: @unchecked Sendable {
 
     // MARK: - Transactions
 
-    /// Runs `body` under the lock inside the current batch transaction; commits when `barrier` is set or the batch
-    /// is full or old. A failure rolls the batch back (its files are redone by the next run) and is rethrown.
+    /// Runs `body` on the writer connection inside a transaction that also applies every queued write first (so
+    /// records keep their order); commits when `barrier` is set. A failure rolls back and is rethrown.
     private func write<T>(barrier: Bool, _ body: () throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
         do {
-            if !inTransaction {
-                try database.execute("BEGIN IMMEDIATE")
-                inTransaction = true
-                pendingWrites = 0
-                batchStarted = Date()
-            }
+            try beginLocked()
+            try applyQueued()
             let result = try body()
-            pendingWrites += 1
-            if barrier || pendingWrites >= batchLimit || Date().timeIntervalSince(batchStarted) >= batchInterval {
-                try commitLocked()
-            }
+            if barrier { try commitLocked() }
             return result
         } catch let error as SQLiteError {
-            if !database.isAutocommit { try? database.execute("ROLLBACK") }
-            inTransaction = false
+            rollbackLocked()
             throw JournalError("journal \(path): \(error.message)", isDiskFull: error.isDiskFull)
         }
     }
 
-    private func read<T>(_ body: () throws -> T) throws -> T {
-        lock.lock()
+    /// Queues a write that may be lost in a crash (it only saves local work); written with the next batch.
+    private func enqueue(_ operation: @escaping () throws -> Void) {
+        queueLock.lock()
+        if pending.isEmpty { batchStarted = Date() }
+        pending.append(operation)
+        let due = pending.count >= batchLimit || Date().timeIntervalSince(batchStarted) >= batchInterval
+        queueLock.unlock()
+        // A worker that finds another one writing goes back to work: that write takes this batch too.
+        guard due, lock.try() else { return }
         defer { lock.unlock() }
         do {
-            return try body()
+            try beginLocked()
+            try applyQueued()
+            try commitLocked()
+        } catch {
+            rollbackLocked()
+            remember(error)
+        }
+    }
+
+    private func beginLocked() throws(SQLiteError) {
+        guard !inTransaction else { return }
+        try database.execute("BEGIN IMMEDIATE")
+        inTransaction = true
+    }
+
+    private func applyQueued() throws {
+        queueLock.lock()
+        let operations = pending
+        pending.removeAll(keepingCapacity: true)
+        queueLock.unlock()
+        for operation in operations { try operation() }
+    }
+
+    private func rollbackLocked() {
+        if !database.isAutocommit { try? database.execute("ROLLBACK") }
+        inTransaction = false
+    }
+
+    /// A queued batch that could not be written: its files are redone by the next run; `commit` reports it.
+    private func remember(_ error: Error) {
+        let message = (error as? SQLiteError)?.message ?? "\(error)"
+        queueLock.lock()
+        if deferredError == nil {
+            deferredError = JournalError(
+                "journal \(path): finished files could not be recorded (the next run redoes them): \(message)",
+                isDiskFull: (error as? SQLiteError)?.isDiskFull ?? false)
+        }
+        queueLock.unlock()
+    }
+
+    private func read<T>(_ body: (Reader) throws -> T) throws -> T {
+        queueLock.lock()
+        let pooled = readers.popLast()
+        queueLock.unlock()
+        do {
+            let reader = try pooled ?? Reader(path: path)
+            defer {
+                queueLock.lock()
+                readers.append(reader)
+                queueLock.unlock()
+            }
+            return try body(reader)
         } catch let error as SQLiteError {
             throw JournalError("journal \(path): \(error.message)", isDiskFull: error.isDiskFull)
         }
@@ -220,22 +277,33 @@ public final class Journal: @unchecked Sendable {
         try database.execute("COMMIT")
     }
 
-    /// Commits the current batch now.
+    /// Writes everything queued and commits; throws if a batch written earlier failed.
     public func commit() throws {
         lock.lock()
         defer { lock.unlock() }
         do {
+            try beginLocked()
+            try applyQueued()
             try commitLocked()
         } catch {
-            if !database.isAutocommit { try? database.execute("ROLLBACK") }
-            throw JournalError("journal \(path): \(error.message)", isDiskFull: error.isDiskFull)
+            rollbackLocked()
+            remember(error)
         }
+        queueLock.lock()
+        let failure = deferredError
+        deferredError = nil
+        queueLock.unlock()
+        if let failure { throw failure }
     }
 
     /// Commits and folds the write-ahead log back into the database file, so it does not grow across runs.
     public func close() throws {
         try commit()
-        _ = try? read { try database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        lock.lock()
+        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        // Another run may start now, even while this object lingers.
+        writerLock = nil
+        lock.unlock()
     }
 
     private func statement(_ sql: String) throws(SQLiteError) -> Statement {
@@ -243,6 +311,25 @@ public final class Journal: @unchecked Sendable {
         let prepared = try database.prepare(sql)
         statements[sql] = prepared
         return prepared
+    }
+
+    /// A read-only connection with its own statements; one per worker at a time.
+    private final class Reader {
+        let database: Database
+        private var statements: [String: Statement] = [:]
+
+        init(path: String) throws(SQLiteError) {
+            database = try Database(path: path, create: false)
+            database.setBusyTimeout(milliseconds: 5_000)
+            try database.execute("PRAGMA query_only=1")
+        }
+
+        func statement(_ sql: String) throws(SQLiteError) -> Statement {
+            if let cached = statements[sql] { return cached }
+            let prepared = try database.prepare(sql)
+            statements[sql] = prepared
+            return prepared
+        }
     }
 
     private static var now: Int64 { Int64(Date().timeIntervalSince1970) }
@@ -256,8 +343,8 @@ public final class Journal: @unchecked Sendable {
 
     /// The record of one file, or nil when the journal has never seen it.
     public func record(root: String, relativePath: String) throws -> JournalRecord? {
-        try read {
-            let rows = try statement(
+        try read { reader in
+            let rows = try reader.statement(
                 "SELECT \(Journal.recordColumns) FROM files WHERE root = ?1 AND relative_path = ?2"
             )
             .rows([.text(root), .text(relativePath)])
@@ -283,9 +370,9 @@ public final class Journal: @unchecked Sendable {
 
     /// Files per state.
     public func counts() throws -> [JournalState: Int] {
-        try read {
+        try read { reader in
             var counts: [JournalState: Int] = [:]
-            for row in try statement("SELECT state, COUNT(*) FROM files GROUP BY state").rows() {
+            for row in try reader.statement("SELECT state, COUNT(*) FROM files GROUP BY state").rows() {
                 if let state = row[0].string.flatMap(JournalState.init(rawValue:)) {
                     counts[state] = Int(row[1].int ?? 0)
                 }
@@ -296,8 +383,8 @@ public final class Journal: @unchecked Sendable {
 
     /// The stages journaled for one file, in pipeline order.
     public func stages(fileID: Int64) throws -> [JournalStage] {
-        try read {
-            try statement(
+        try read { reader in
+            try reader.statement(
                 "SELECT position, name, status, attempts, outputs, error FROM stages WHERE file_id = ?1 ORDER BY position"
             ).rows([.integer(fileID)]).map { row in
                 JournalStage(
@@ -310,7 +397,9 @@ public final class Journal: @unchecked Sendable {
 
     /// A value the journal keeps beside the files (`pipeline`: the name of the last pipeline run).
     public func meta(_ key: String) throws -> String? {
-        try read { try statement("SELECT value FROM meta WHERE key = ?1").rows([.text(key)]).first?.first?.string }
+        try read { reader in
+            try reader.statement("SELECT value FROM meta WHERE key = ?1").rows([.text(key)]).first?.first?.string
+        }
     }
 
     public func setMeta(_ key: String, _ value: String) throws {
@@ -364,47 +453,106 @@ public final class Journal: @unchecked Sendable {
         public var dedupeKey: String?
         /// Keep the stage rows (a resumed file reuses stages done earlier); false starts afresh.
         public var keepStages: Bool
+        /// The file's row from an earlier run, if any.
+        public var existingID: Int64?
     }
 
-    /// Records that work on a file starts (state `running`, one more attempt) and returns its id. With a dedupe
-    /// key, the check and the claim are one step under the lock, so two workers cannot both take the same key:
-    /// the result is then the path of the file already holding it, and nothing is claimed.
-    public func begin(_ start: Start) throws -> (id: Int64, duplicateOf: String?) {
+    /// Keys claimed by files of this run (their rows may not be written, or committed, yet).
+    private var claims: [String: String] = [:]
+
+    /// Claims `key` for the file at `path`: nil when it is now this file's, else the path of the file that holds
+    /// it — one of this run, or a journaled file that is done, or failed after a request went out. Check and claim
+    /// are one step under a lock, so two workers cannot both take a key.
+    public func claim(key: String, path: String, excluding existingID: Int64?) throws -> String? {
+        claimLock.lock()
+        defer { claimLock.unlock() }
+        if let holder = claims[key] { return holder == path ? nil : holder }
+        // Earlier runs' holders are committed, so a read connection sees them.
+        let holder = try read { reader in
+            try reader.statement(
+                """
+                SELECT path FROM files WHERE dedupe_key = ?1 AND id != ?2 AND (state = 'done' OR side_effects = 1)
+                LIMIT 1
+                """
+            ).rows([.text(key), .integer(existingID ?? -1)]).first?.first?.string
+        }
+        if let holder { return holder }
+        claims[key] = path
+        return nil
+    }
+
+    /// Gives a key back (its file failed before anything left the machine).
+    public func release(key: String) {
+        claimLock.lock()
+        claims[key] = nil
+        claimLock.unlock()
+    }
+
+    private let claimLock = NSLock()
+
+    /// Writes the file's row as `running` (one more attempt) and returns its id; committed with the barrier of
+    /// the first stage that uses the network. Files that never reach such a stage skip this: their one row is
+    /// written by `finish`, since losing it in a crash only means redoing local work.
+    public func begin(_ start: Start) throws -> Int64 {
         try write(barrier: false) {
-            let existing = try statement("SELECT id FROM files WHERE root = ?1 AND relative_path = ?2")
-                .rows([.text(start.root), .text(start.relativePath)]).first?.first?.int
-            if let key = start.dedupeKey {
-                let holder = try statement(
-                    """
-                    SELECT path FROM files WHERE dedupe_key = ?1 AND id != ?2
-                    AND (state = 'done' OR side_effects = 1 OR (state = 'running' AND run_id = ?3)) LIMIT 1
-                    """
-                ).rows([.text(key), .integer(existing ?? -1), .text(runID)]).first?.first?.string
-                if let holder { return (existing ?? 0, holder) }
+            let id = try upsert(start, state: .running, countAttempt: true)
+            if !start.keepStages, start.existingID != nil {
+                try statement("DELETE FROM stages WHERE file_id = ?1").run([.integer(id)])
             }
-            let values: [SQLiteValue] = [
-                .text(start.root), .text(start.relativePath), .text(start.path), .integer(start.size),
-                .integer(start.modified), .integer(Int64(bitPattern: start.inode)),
-                start.sha256.map { .text($0) } ?? .null,
-                .text(start.pipeline), .text(start.configHash), .text(Journal.json(start.templateValues)),
-                start.dedupeKey.map { .text($0) } ?? .null, .text(runID), .integer(Journal.now),
-                .integer(start.keepStages ? 1 : 0),
-            ]
-            let id =
-                try statement(
-                    """
-                    INSERT INTO files(root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash, state,
-                        attempts, template_values, dedupe_key, run_id, updated_at)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running', 1, ?10, ?11, ?12, ?13)
-                    ON CONFLICT(root, relative_path) DO UPDATE SET path = ?3, size = ?4, mtime_ns = ?5, inode = ?6,
-                        sha256 = ?7, pipeline = ?8, config_hash = ?9, state = 'running', attempts = attempts + 1,
-                        failures = NULL, reason = NULL, template_values = ?10, dedupe_key = ?11, duplicate_of = NULL,
-                        side_effects = CASE WHEN ?14 = 1 THEN side_effects ELSE 0 END, run_id = ?12, updated_at = ?13
-                    RETURNING id
-                    """
-                ).rows(values).first?.first?.int ?? 0
-            if !start.keepStages { try statement("DELETE FROM stages WHERE file_id = ?1").run([.integer(id)]) }
-            return (id, nil)
+            return id
+        }
+    }
+
+    /// INSERT or UPDATE of a file's row with everything `start` knows; returns its id.
+    private func upsert(_ start: Start, state: JournalState, countAttempt: Bool) throws -> Int64 {
+        let values: [SQLiteValue] = [
+            .text(start.root), .text(start.relativePath), .text(start.path), .integer(start.size),
+            .integer(start.modified), .integer(Int64(bitPattern: start.inode)), start.sha256.map { .text($0) } ?? .null,
+            .text(start.pipeline), .text(start.configHash), .text(Journal.json(start.templateValues)),
+            start.dedupeKey.map { .text($0) } ?? .null, .text(runID), .integer(Journal.now),
+            .integer(start.keepStages ? 1 : 0), .text(state.rawValue), .integer(countAttempt ? 1 : 0),
+        ]
+        return try statement(
+            """
+            INSERT INTO files(root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash, state,
+                attempts, template_values, dedupe_key, run_id, updated_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?15, 1, ?10, ?11, ?12, ?13)
+            ON CONFLICT(root, relative_path) DO UPDATE SET path = ?3, size = ?4, mtime_ns = ?5, inode = ?6,
+                sha256 = ?7, pipeline = ?8, config_hash = ?9, state = ?15, attempts = attempts + ?16,
+                failures = NULL, reason = NULL, template_values = ?10, dedupe_key = ?11, duplicate_of = NULL,
+                side_effects = CASE WHEN ?14 = 1 THEN side_effects ELSE 0 END, run_id = ?12, updated_at = ?13
+            RETURNING id
+            """
+        ).rows(values).first?.first?.int ?? 0
+    }
+
+    /// Records the end of a file's work: its state, failures or skip reason, facts and hash. `id` is the row
+    /// `begin` wrote, or nil when the file never reached a network stage (then the whole row is written here).
+    public func finish(
+        _ start: Start, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?, facts: JSONObject
+    ) throws {
+        if state == .failed, let key = start.dedupeKey, id == nil { release(key: key) }
+        enqueue { [self] in
+            var fileID = id
+            if fileID == nil {
+                fileID = try upsert(start, state: state, countAttempt: true)
+                if !start.keepStages, start.existingID != nil {
+                    try statement("DELETE FROM stages WHERE file_id = ?1").run([.integer(fileID ?? 0)])
+                }
+            }
+            let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
+            try statement(
+                """
+                UPDATE files SET state = ?2, failures = ?3, reason = ?4, facts = ?5, sha256 = COALESCE(?6, sha256),
+                    dedupe_key = CASE WHEN ?2 = 'failed' AND side_effects = 0 THEN NULL ELSE dedupe_key END,
+                    template_values = ?8, updated_at = ?7
+                WHERE id = ?1
+                """
+            ).run([
+                .integer(fileID ?? 0), .text(state.rawValue), failureText.map { .text($0) } ?? .null,
+                reason.map { .text($0) } ?? .null, .text(Journal.json(facts)), start.sha256.map { .text($0) } ?? .null,
+                .integer(Journal.now), .text(Journal.json(start.templateValues)),
+            ])
         }
     }
 
@@ -446,28 +594,6 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    /// Records the end of a file's work.
-    public func finish(
-        fileID: Int64, state: JournalState, failures: [RuleFailure], reason: String?, facts: JSONObject,
-        sha256: String?
-    ) throws {
-        try write(barrier: false) {
-            let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
-            try statement(
-                """
-                UPDATE files SET state = ?2, failures = ?3, reason = ?4, facts = ?5, sha256 = COALESCE(?6, sha256),
-                    dedupe_key = CASE WHEN ?2 = 'failed' AND side_effects = 0 THEN NULL ELSE dedupe_key END,
-                    updated_at = ?7
-                WHERE id = ?1
-                """
-            ).run([
-                .integer(fileID), .text(state.rawValue), failureText.map { .text($0) } ?? .null,
-                reason.map { .text($0) } ?? .null, .text(Journal.json(facts)), sha256.map { .text($0) } ?? .null,
-                .integer(Journal.now),
-            ])
-        }
-    }
-
     /// Records a file skipped as a duplicate of `earlier`, or one that failed before work on it could start (a
     /// walker problem, an unreadable file): no stage ran.
     public func recordWithoutWork(
@@ -475,7 +601,7 @@ public final class Journal: @unchecked Sendable {
         failures: [RuleFailure] = [], reason: String? = nil, duplicateOf: String? = nil,
         templateValues: JSONObject = [:]
     ) throws {
-        try write(barrier: false) {
+        enqueue { [self] in
             let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
             try statement(
                 """
@@ -499,7 +625,7 @@ public final class Journal: @unchecked Sendable {
     /// A done file whose size, mtime or inode changed but whose content did not (a copy, a `touch`): the new
     /// identity is kept so the next run takes the fast check again.
     public func refreshIdentity(fileID: Int64, size: Int64, modified: Int64, inode: UInt64) throws {
-        try write(barrier: false) {
+        enqueue { [self] in
             try statement("UPDATE files SET size = ?2, mtime_ns = ?3, inode = ?4 WHERE id = ?1").run([
                 .integer(fileID), .integer(size), .integer(modified), .integer(Int64(bitPattern: inode)),
             ])

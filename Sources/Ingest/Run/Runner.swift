@@ -91,6 +91,11 @@ public final class Runner: @unchecked Sendable {
     public let journal: Journal?
     public let resume: ResumePolicy
     private let workBudget: WorkBudget?
+    /// True when the pipeline uploads or transcodes: done files are hashed for the journal's content check.
+    private let hashesDoneFiles: Bool
+    /// True when the pipeline talks to the network: `uuid` and `date` are fixed and journaled before any stage.
+    /// (Elsewhere they are made on first use, and journaled when the file is done.)
+    private let fixesNamesFirst: Bool
 
     public init(
         pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil, journal: Journal? = nil,
@@ -102,6 +107,8 @@ public final class Runner: @unchecked Sendable {
         self.journal = journal
         self.resume = resume
         stages = pipeline.stages.filter { !(settings.offline && $0.usesNetwork) }
+        hashesDoneFiles = stages.contains { $0.usesNetwork || $0.writesWorkFiles }
+        fixesNamesFirst = stages.contains { $0.usesNetwork }
         if let limit = pipeline.maxWorkBytes, stages.contains(where: \.writesWorkFiles) {
             workBudget = WorkBudget(limit: limit)
         } else {
@@ -178,9 +185,11 @@ public final class Runner: @unchecked Sendable {
         return report
     }
 
-    /// A file the journal let through: its row and the network stages it finished before (by position).
+    /// A file the journal let through: what its row will say, the row's id once written, and the network stages
+    /// it finished before (by position).
     private struct JournaledFile {
-        var id: Int64
+        var start: Journal.Start
+        var id: Int64?
         var restored: [Int: JournalStage]
     }
 
@@ -189,8 +198,21 @@ public final class Runner: @unchecked Sendable {
         case run(JournaledFile?)
     }
 
+    private let rootLock = NSLock()
+    private var canonicalRoots: [String: String] = [:]
+
+    /// `Journal.canonicalRoot`, worked out once per root rather than once per file.
+    private func journalRoot(_ root: String) -> String {
+        rootLock.withLock {
+            if let known = canonicalRoots[root] { return known }
+            let canonical = Journal.canonicalRoot(root)
+            canonicalRoots[root] = canonical
+            return canonical
+        }
+    }
+
     private func runStages(_ entry: InputEntry, id: Int) -> ItemReport {
-        let journalRoot = Journal.canonicalRoot(entry.root)
+        let journalRoot = journal == nil ? "" : journalRoot(entry.root)
         if let problem = entry.problem {
             try? journal?.recordWithoutWork(
                 root: journalRoot, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
@@ -214,13 +236,16 @@ public final class Runner: @unchecked Sendable {
         }
         /// Ends the file: journals how it ended (local records are batched), then reports it.
         func finish(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
-            guard let journal, let file = journaled else { return report(status, failures, skip: skip) }
-            var sha = item.knownSHA256
-            if status == .passed && sha == nil { sha = try? item.sha256() }
+            guard let journal, var file = journaled else { return report(status, failures, skip: skip) }
+            // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
+            // more than reading it once more (uploads, transcodes), unless a key or template already read it.
+            if status == .passed && item.knownSHA256 == nil && hashesDoneFiles { _ = try? item.sha256() }
+            file.start.sha256 = item.knownSHA256
+            file.start.templateValues = item.templateValues
             let state: JournalState = status == .passed ? .done : status == .failed ? .failed : .skipped
             do {
                 try journal.finish(
-                    fileID: file.id, state: state, failures: failures, reason: skip, facts: item.facts, sha256: sha)
+                    file.start, id: file.id, state: state, failures: failures, reason: skip, facts: item.facts)
             } catch {
                 let failure = RuleFailure(
                     stage: "journal", rule: "write",
@@ -259,11 +284,18 @@ public final class Runner: @unchecked Sendable {
                 continue
             }
             progress?.stage(id, configured.name)
+            // Local stages need no record of their own: redoing them after a crash changes nothing outside.
             let network = configured.usesNetwork
-            if let journal, let file = journaled {
+            if let journal, var file = journaled, network {
                 do {
+                    if file.id == nil {
+                        // The row, with the uuid and date the stage's templates will use, goes in with the barrier.
+                        file.start.sha256 = item.knownSHA256
+                        file.id = try journal.begin(file.start)
+                        journaled = file
+                    }
                     try journal.stageStarted(
-                        fileID: file.id, position: position, name: configured.name, barrier: network)
+                        fileID: file.id ?? 0, position: position, name: configured.name, barrier: true)
                 } catch {
                     // Nothing is sent that the journal could not record as started.
                     return finish(
@@ -283,7 +315,7 @@ public final class Runner: @unchecked Sendable {
             } catch {
                 failures = [RuleFailure(stage: configured.name, rule: "error", message: "\(error)")]
             }
-            if let journal, let file = journaled {
+            if let journal, let file = journaled, network {
                 let status: JournalStage.Status
                 var reason: String?
                 switch outcome {
@@ -297,8 +329,8 @@ public final class Runner: @unchecked Sendable {
                 }
                 do {
                     try journal.stageFinished(
-                        fileID: file.id, position: position, name: configured.name, status: status,
-                        outputs: item.facts.added(since: before), error: reason, barrier: network)
+                        fileID: file.id ?? 0, position: position, name: configured.name, status: status,
+                        outputs: item.facts.added(since: before), error: reason, barrier: true)
                 } catch {
                     let failure = RuleFailure(
                         stage: configured.name, rule: "journal",
@@ -372,33 +404,34 @@ public final class Runner: @unchecked Sendable {
             if let record {
                 for key in ["uuid", "date"] { item.templateValues[key] = record.templateValues[key] }
             }
-            _ = JournalTemplate.uuid(of: item)
-            _ = JournalTemplate.date(of: item)
+            if fixesNamesFirst {
+                _ = JournalTemplate.uuid(of: item)
+                _ = JournalTemplate.date(of: item)
+            }
             let key = try pipeline.dedupe?.render(for: item)
+            if let key, let holder = try journal.claim(key: key, path: entry.path, excluding: record?.id) {
+                let reason = "duplicate of \(holder) (dedupe key '\(key)')"
+                try journal.recordWithoutWork(
+                    root: root, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
+                    configHash: pipeline.configHash, state: .skipped, reason: reason, duplicateOf: holder,
+                    templateValues: item.templateValues)
+                return skipped(reason)
+            }
             let start = Journal.Start(
                 root: root, relativePath: entry.relativePath, path: entry.path, size: status.size,
                 modified: status.modified, inode: status.inode, sha256: item.knownSHA256, pipeline: pipeline.name,
                 configHash: pipeline.configHash, templateValues: item.templateValues, dedupeKey: key,
-                keepStages: resuming)
-            let (fileID, duplicate) = try journal.begin(start)
-            if let duplicate, let key {
-                let reason = "duplicate of \(duplicate) (dedupe key '\(key)')"
-                try journal.recordWithoutWork(
-                    root: root, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
-                    configHash: pipeline.configHash, state: .skipped, reason: reason, duplicateOf: duplicate,
-                    templateValues: item.templateValues)
-                return skipped(reason)
-            }
+                keepStages: resuming, existingID: record?.id)
             var restored: [Int: JournalStage] = [:]
-            if resuming {
-                for stage in try journal.stages(fileID: fileID) where stage.status == .done {
+            if resuming, let record {
+                for stage in try journal.stages(fileID: record.id) where stage.status == .done {
                     guard stage.position < stages.count, stages[stage.position].name == stage.name,
                         stages[stage.position].usesNetwork
                     else { continue }
                     restored[stage.position] = stage
                 }
             }
-            return .run(JournaledFile(id: fileID, restored: restored))
+            return .run(JournaledFile(start: start, id: nil, restored: restored))
         } catch let failure as ItemFailed {
             return failed(failure.failures)
         } catch {

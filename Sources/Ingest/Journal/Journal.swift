@@ -129,7 +129,9 @@ public final class Journal: @unchecked Sendable {
             database = try Database(path: path, create: create)
             database.setBusyTimeout(milliseconds: 5_000)
             try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
-            if writer { try Journal.createSchema(database) }
+            // A run killed right after creating the file leaves it without tables: whoever opens it next adds them.
+            let hasSchema = try !database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'files'").rows().isEmpty
+            if writer || !hasSchema { try Journal.createSchema(database) }
             let version = try database.prepare("SELECT value FROM meta WHERE key = 'schema'").rows().first?.first
             if let version = version?.string, version != Journal.schemaVersion {
                 throw JournalError(
@@ -145,8 +147,10 @@ public final class Journal: @unchecked Sendable {
     }
 
     private static func createSchema(_ database: Database) throws(SQLiteError) {
+        // One transaction: a kill leaves all of the schema or none of it.
         try database.execute(
             """
+            BEGIN IMMEDIATE;
             CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
             INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '\(schemaVersion)');
             CREATE TABLE IF NOT EXISTS files(
@@ -174,6 +178,7 @@ public final class Journal: @unchecked Sendable {
                 outputs TEXT, error TEXT,
                 updated_at INTEGER NOT NULL,
                 PRIMARY KEY(file_id, position)) WITHOUT ROWID;
+            COMMIT;
             """)
     }
 
@@ -259,12 +264,13 @@ public final class Journal: @unchecked Sendable {
         let pooled = readers.popLast()
         queueLock.unlock()
         do {
-            let reader = try pooled ?? Reader(path: path)
+            let reader = try pooled ?? Reader(path: path, snapshot: writerLock != nil)
             defer {
                 queueLock.lock()
                 readers.append(reader)
                 queueLock.unlock()
             }
+            try reader.renew()
             return try body(reader)
         } catch let error as SQLiteError {
             throw JournalError("journal \(path): \(error.message)", isDiskFull: error.isDiskFull)
@@ -299,6 +305,9 @@ public final class Journal: @unchecked Sendable {
     /// Commits and folds the write-ahead log back into the database file, so it does not grow across runs.
     public func close() throws {
         try commit()
+        queueLock.lock()
+        readers.removeAll()
+        queueLock.unlock()
         lock.lock()
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         // Another run may start now, even while this object lingers.
@@ -318,10 +327,24 @@ public final class Journal: @unchecked Sendable {
         let database: Database
         private var statements: [String: Statement] = [:]
 
-        init(path: String) throws(SQLiteError) {
+        init(path: String, snapshot: Bool) throws(SQLiteError) {
             database = try Database(path: path, create: false)
             database.setBusyTimeout(milliseconds: 5_000)
             try database.execute("PRAGMA query_only=1")
+            // During a run, what a reader needs (earlier runs' rows) does not change: one read transaction for the
+            // run spares a lock and unlock (fcntl) per lookup.
+            self.snapshot = snapshot
+            if snapshot { try database.execute("BEGIN") }
+        }
+
+        private let snapshot: Bool
+        private var uses = 0
+
+        /// Renews the snapshot now and then, so the write-ahead log can be folded back during a long run.
+        func renew() throws(SQLiteError) {
+            uses += 1
+            guard snapshot, uses % 5_000 == 0 else { return }
+            try database.execute("COMMIT; BEGIN")
         }
 
         func statement(_ sql: String) throws(SQLiteError) -> Statement {
@@ -349,6 +372,13 @@ public final class Journal: @unchecked Sendable {
             )
             .rows([.text(root), .text(relativePath)])
             return rows.first.map(Journal.record(from:))
+        }
+    }
+
+    /// True when the journal holds any file under `root` (a new batch needs no lookup per file).
+    public func knows(root: String) throws -> Bool {
+        try read { reader in
+            try !reader.statement("SELECT 1 FROM files WHERE root = ?1 LIMIT 1").rows([.text(root)]).isEmpty
         }
     }
 
@@ -503,24 +533,31 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    /// INSERT or UPDATE of a file's row with everything `start` knows; returns its id.
-    private func upsert(_ start: Start, state: JournalState, countAttempt: Bool) throws -> Int64 {
+    /// INSERT or UPDATE of a file's row with everything `start` knows (and, for a file that ends without having
+    /// begun, how it ended); returns its id.
+    private func upsert(
+        _ start: Start, state: JournalState, countAttempt: Bool, failures: String? = nil, reason: String? = nil,
+        facts: String? = nil
+    ) throws -> Int64 {
         let values: [SQLiteValue] = [
             .text(start.root), .text(start.relativePath), .text(start.path), .integer(start.size),
             .integer(start.modified), .integer(Int64(bitPattern: start.inode)), start.sha256.map { .text($0) } ?? .null,
             .text(start.pipeline), .text(start.configHash), .text(Journal.json(start.templateValues)),
-            start.dedupeKey.map { .text($0) } ?? .null, .text(runID), .integer(Journal.now),
-            .integer(start.keepStages ? 1 : 0), .text(state.rawValue), .integer(countAttempt ? 1 : 0),
+            (state == .failed ? nil : start.dedupeKey).map { .text($0) } ?? .null, .text(runID),
+            .integer(Journal.now), .integer(start.keepStages ? 1 : 0), .text(state.rawValue),
+            .integer(countAttempt ? 1 : 0), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
+            facts.map { .text($0) } ?? .null,
         ]
         return try statement(
             """
             INSERT INTO files(root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash, state,
-                attempts, template_values, dedupe_key, run_id, updated_at)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?15, 1, ?10, ?11, ?12, ?13)
+                attempts, template_values, dedupe_key, run_id, updated_at, failures, reason, facts)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?15, 1, ?10, ?11, ?12, ?13, ?17, ?18, ?19)
             ON CONFLICT(root, relative_path) DO UPDATE SET path = ?3, size = ?4, mtime_ns = ?5, inode = ?6,
                 sha256 = ?7, pipeline = ?8, config_hash = ?9, state = ?15, attempts = attempts + ?16,
-                failures = NULL, reason = NULL, template_values = ?10, dedupe_key = ?11, duplicate_of = NULL,
-                side_effects = CASE WHEN ?14 = 1 THEN side_effects ELSE 0 END, run_id = ?12, updated_at = ?13
+                failures = ?17, reason = ?18, facts = ?19, template_values = ?10, dedupe_key = ?11,
+                duplicate_of = NULL, side_effects = CASE WHEN ?14 = 1 THEN side_effects ELSE 0 END, run_id = ?12,
+                updated_at = ?13
             RETURNING id
             """
         ).rows(values).first?.first?.int ?? 0
@@ -532,15 +569,18 @@ public final class Journal: @unchecked Sendable {
         _ start: Start, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?, facts: JSONObject
     ) throws {
         if state == .failed, let key = start.dedupeKey, id == nil { release(key: key) }
+        let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
+        let factsText = Journal.json(facts)
         enqueue { [self] in
-            var fileID = id
-            if fileID == nil {
-                fileID = try upsert(start, state: state, countAttempt: true)
+            guard let fileID = id else {
+                // Never begun (no network stage ran): one statement writes the whole row.
+                let fileID = try upsert(
+                    start, state: state, countAttempt: true, failures: failureText, reason: reason, facts: factsText)
                 if !start.keepStages, start.existingID != nil {
-                    try statement("DELETE FROM stages WHERE file_id = ?1").run([.integer(fileID ?? 0)])
+                    try statement("DELETE FROM stages WHERE file_id = ?1").run([.integer(fileID)])
                 }
+                return
             }
-            let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
             try statement(
                 """
                 UPDATE files SET state = ?2, failures = ?3, reason = ?4, facts = ?5, sha256 = COALESCE(?6, sha256),
@@ -549,8 +589,8 @@ public final class Journal: @unchecked Sendable {
                 WHERE id = ?1
                 """
             ).run([
-                .integer(fileID ?? 0), .text(state.rawValue), failureText.map { .text($0) } ?? .null,
-                reason.map { .text($0) } ?? .null, .text(Journal.json(facts)), start.sha256.map { .text($0) } ?? .null,
+                .integer(fileID), .text(state.rawValue), failureText.map { .text($0) } ?? .null,
+                reason.map { .text($0) } ?? .null, .text(factsText), start.sha256.map { .text($0) } ?? .null,
                 .integer(Journal.now), .text(Journal.json(start.templateValues)),
             ])
         }

@@ -199,20 +199,22 @@ public final class Runner: @unchecked Sendable {
     }
 
     private let rootLock = NSLock()
-    private var canonicalRoots: [String: String] = [:]
+    private var canonicalRoots: [String: (canonical: String, known: Bool)] = [:]
 
-    /// `Journal.canonicalRoot`, worked out once per root rather than once per file.
-    private func journalRoot(_ root: String) -> String {
+    /// `Journal.canonicalRoot`, and whether the journal has any file under it, worked out once per root rather
+    /// than once per file.
+    private func journalRoot(_ root: String) -> (canonical: String, known: Bool) {
         rootLock.withLock {
             if let known = canonicalRoots[root] { return known }
             let canonical = Journal.canonicalRoot(root)
-            canonicalRoots[root] = canonical
-            return canonical
+            let answer = (canonical, (try? journal?.knows(root: canonical)) ?? true)
+            canonicalRoots[root] = answer
+            return answer
         }
     }
 
     private func runStages(_ entry: InputEntry, id: Int) -> ItemReport {
-        let journalRoot = journal == nil ? "" : journalRoot(entry.root)
+        let (journalRoot, rootKnown) = journal == nil ? ("", false) : journalRoot(entry.root)
         if let problem = entry.problem {
             try? journal?.recordWithoutWork(
                 root: journalRoot, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
@@ -229,7 +231,7 @@ public final class Runner: @unchecked Sendable {
 
         var journaled: JournaledFile?
         if let journal {
-            switch prepare(entry, item: item, journal: journal, root: journalRoot) {
+            switch prepare(entry, item: item, journal: journal, root: journalRoot, rootKnown: rootKnown) {
             case .report(let early): return early
             case .run(let file): journaled = file
             }
@@ -347,7 +349,9 @@ public final class Runner: @unchecked Sendable {
     /// The journal's say on a file before any stage runs: skip it (done with the same content and pipeline, a
     /// duplicate, not failed under `--retry-failed`) or run it, fixing its `uuid` and `date` and claiming its dedupe
     /// key first.
-    private func prepare(_ entry: InputEntry, item: Item, journal: Journal, root: String) -> Preparation {
+    private func prepare(
+        _ entry: InputEntry, item: Item, journal: Journal, root: String, rootKnown: Bool
+    ) -> Preparation {
         func failed(_ failures: [RuleFailure]) -> Preparation {
             try? journal.recordWithoutWork(
                 root: root, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
@@ -369,7 +373,7 @@ public final class Runner: @unchecked Sendable {
             return failed([RuleFailure(stage: "input", rule: "unreadable", message: "cannot open: \(error.reason)")])
         }
         do {
-            let record = try journal.record(root: root, relativePath: entry.relativePath)
+            let record = rootKnown ? try journal.record(root: root, relativePath: entry.relativePath) : nil
             var sameContent = false
             if let record, resume != .force, record.configHash == pipeline.configHash {
                 if record.size == status.size && record.modified == status.modified && record.inode == status.inode {

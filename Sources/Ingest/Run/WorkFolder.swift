@@ -17,7 +17,7 @@ enum WorkFolder {
         if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
             do {
                 try manager.createDirectory(atPath: path, withIntermediateDirectories: true)
-                manager.createFile(atPath: path + "/" + marker, contents: nil)
+                mark(path)
             } catch {
                 throw JournalError("cannot create the work folder \(path): \(error.localizedDescription)")
             }
@@ -26,7 +26,7 @@ enum WorkFolder {
         guard isDirectory.boolValue else { throw JournalError("the work folder \(path) is not a folder") }
         let entries = (try? manager.contentsOfDirectory(atPath: path)) ?? []
         if entries.isEmpty {
-            manager.createFile(atPath: path + "/" + marker, contents: nil)
+            mark(path)
             return []
         }
         var removed: [String] = []
@@ -48,6 +48,12 @@ enum WorkFolder {
             if unlink(full) == 0 { removed.append(full) }
         }
         return removed
+    }
+
+    /// Creates the marker in place: `FileManager.createFile` writes a temp file first, which a kill could leave.
+    private static func mark(_ folder: String) {
+        let descriptor = open(folder + "/" + marker, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
+        if descriptor >= 0 { close(descriptor) }
     }
 
     /// True when `path` lies inside the work folder `folder` (so it is a work file, not an input).

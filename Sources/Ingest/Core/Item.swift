@@ -69,6 +69,12 @@ public final class Item: @unchecked Sendable {
     public var temporaryFiles: [String] = []
     /// The probe error, cached as well so a broken file is not opened again by each stage.
     public var probeError: ItemFailed?
+    /// Template values made on first use and then fixed for the file (`uuid`, `sha256`, `md5`, `date`), so a key
+    /// and the callback that reports it agree.
+    public var templateValues = JSONObject()
+    /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
+    /// asks for a fresh ticket through this.
+    var rerun: [String: () throws -> StageOutcome] = [:]
 
     public init(path: String, relativePath: String, size: Int64) {
         self.path = path

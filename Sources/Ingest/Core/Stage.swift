@@ -107,6 +107,8 @@ public enum StageRegistry {
         StageDescriptor(ValidateStage.self),
         StageDescriptor(ProbeStage.self),
         StageDescriptor(GeohashStage.self),
+        StageDescriptor(RequestStage.self),
+        StageDescriptor(UploadStage.self),
     ]
 
     public static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }

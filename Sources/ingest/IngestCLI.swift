@@ -19,6 +19,7 @@ struct IngestCLI: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             RunCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
+            PresignCommand.self,
         ]
     )
 

@@ -34,6 +34,7 @@ import hmac
 import json
 import os
 import re
+import signal
 import socket
 import struct
 import sys
@@ -180,7 +181,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def signed_put_url(self, key, expired=False):
         expires = int(time.time()) + (-60 if expired else URL_TTL)
-        return "%s/signed/%s?expires=%d&sig=%s" % (self.base(), key, expires, sign("PUT\n/%s\n%d" % (key, expires)))
+        return "%s/signed/%s?expires=%d&X-Amz-Signature=%s" % (self.base(), key, expires, sign("PUT\n/%s\n%d" % (key, expires)))
 
     # ---- routes ----
     def do_GET(self):
@@ -207,10 +208,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.s3_error(411, "MissingContentLength", "You must provide the Content-Length HTTP header.")
         try:
             expires = int(query["expires"][0])
-            signature = query["sig"][0]
+            signature = query["X-Amz-Signature"][0]
         except (KeyError, ValueError):
             self.drain()
-            return self.s3_error(403, "AccessDenied", "Query-string authentication requires expires and sig")
+            return self.s3_error(403, "AccessDenied", "Query-string authentication requires expires and X-Amz-Signature")
         if not hmac.compare_digest(signature, sign("PUT\n/%s\n%d" % (key, expires))):
             self.drain()
             return self.s3_error(403, "SignatureDoesNotMatch", "The request signature we calculated does not match")
@@ -494,6 +495,17 @@ def main():
     parser.add_argument("--bearer")
     parser.add_argument("--url-ttl", type=int, default=900)
     args = parser.parse_args()
+    # A test process may spawn us from a thread that blocks signals (libdispatch does); unblock them so SIGTERM
+    # stops us, and leave when the parent is gone so a crashed test leaves no server behind.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
+    parent = os.getppid()
+
+    def watch_parent():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch_parent, daemon=True).start()
     FAULTS = json.loads(args.faults)
     BEARER = args.bearer
     URL_TTL = args.url_ttl

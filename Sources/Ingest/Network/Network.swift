@@ -272,52 +272,27 @@ enum ServerMessage {
     }
 }
 
-/// Keeps secrets out of messages and reports.
-/// TODO(s3-merge): replace with the s3 branch's `Redaction` helper once merged.
-enum Redaction {
-    /// A URL for messages: scheme, host and path; a query (where signatures live) shows as `?…`.
-    static func url(_ text: String) -> String {
-        guard var components = URLComponents(string: text) else { return self.text(text) }
-        let hadQuery = components.percentEncodedQuery != nil
-        components.percentEncodedQuery = nil
-        components.user = nil
-        components.password = nil
-        return (components.string ?? text) + (hadQuery ? "?…" : "")
-    }
-
-    static let secretNames: Set<String> = [
-        "x-amz-signature", "x-amz-credential", "x-amz-security-token", "signature", "policy", "token",
-        "access_token", "refresh_token", "authorization", "password", "secret", "sig",
-    ]
-
-    /// A JSON value for reports: values of secret-looking fields replaced, signatures in URLs masked.
+extension Redaction {
+    /// A JSON response for reports: secret form fields (`x-amz-signature` …), tokens and signed-URL signatures
+    /// replaced; templates still read the original.
     static func json(_ value: JSONValue) -> JSONValue {
+        let tokenNames: Set<String> = ["token", "access_token", "refresh_token", "id_token", "password", "secret"]
         switch value {
-        case .string(let text): return .string(self.text(text))
+        case .string(let text): return .string(self.text(url(text)))
         case .array(let items): return .array(items.map(json))
         case .object(let object):
             var copy = JSONObject()
             for (key, item) in object.pairs {
-                copy[key] = secretNames.contains(key.lowercased()) ? .string("[redacted]") : json(item)
+                if case .string(let text) = item {
+                    let masked = fieldValue(name: key, value: text)
+                    copy[key] = .string(
+                        tokenNames.contains(key.lowercased()) ? placeholder : masked == text ? self.text(url(text)) : masked)
+                } else {
+                    copy[key] = json(item)
+                }
             }
             return .object(copy)
         default: return value
         }
-    }
-
-    /// Free text with bearer tokens, Authorization values and signature parameters masked.
-    static func text(_ text: String) -> String {
-        var result = text
-        let patterns = [
-            #"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"#,
-            #"(?i)(authorization["']?\s*[:=]\s*["']?)[^"'\s,}]+(\s+[^"'\s,}]+)?"#,
-            #"(?i)((?:x-amz-signature|x-amz-credential|x-amz-security-token|signature|sig|token|policy)["']?\s*[=:]\s*["']?)[^&"'\s,}<]+"#,
-        ]
-        for pattern in patterns {
-            guard let regex = try? NSRegularExpression(pattern: pattern) else { continue }
-            result = regex.stringByReplacingMatches(
-                in: result, range: NSRange(result.startIndex..., in: result), withTemplate: "$1[redacted]")
-        }
-        return result
     }
 }

@@ -107,7 +107,17 @@ public struct UploadStage: Stage {
         }
         var renewed = false
         while true {
-            let prepared = try prepare(item, scope: scope)
+            let prepared: Prepared
+            do {
+                prepared = try prepare(item, scope: scope)
+            } catch let failed as ItemFailed
+                where failed.failures.allSatisfy({ $0.rule == "policy.expiration" }) && options.onExpired == .renew
+                && !renewed
+            {
+                try renewTicket(item, said: failed.failures.first?.message)
+                renewed = true
+                continue
+            }
             let observer = DigestObserver()
             let exchange = Exchange(stage: Self.name, options: options.network, limiter: limiter)
             let outcome = try exchange.send(prepared.request, observer: observer)
@@ -131,7 +141,7 @@ public struct UploadStage: Stage {
             }
             let said = ServerMessage.of(response)
             if Self.isExpired(response), options.onExpired == .renew, !renewed {
-                try renewTicket(item, prepared: prepared, said: said)
+                try renewTicket(item, said: said)
                 renewed = true
                 continue
             }
@@ -155,7 +165,7 @@ public struct UploadStage: Stage {
 
     /// Runs again the request stage whose `as:` result the URL or fields come from, so they are re-rendered from a
     /// fresh ticket.
-    private func renewTicket(_ item: Item, prepared: Prepared, said: String?) throws {
+    private func renewTicket(_ item: Item, said: String?) throws {
         let roots = ((options.url?.variables ?? []) + (options.fields?.variables ?? []))
             .map { String($0.split(separator: ".")[0]) }
         guard let name = roots.first(where: { item.rerun[$0] != nil }), let rerun = item.rerun[name] else {
@@ -203,7 +213,7 @@ public struct UploadStage: Stage {
                 request.headers.append(("Content-Type", "multipart/form-data; boundary=\(form.boundary)"))
                 let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
                 expected = options.expect ?? [declared ?? 204]
-            // TODO(s3-merge): decode the policy with S3PostPolicy and check size, key and type before sending.
+            try Self.checkPolicy(fields, fileName: item.fileName, fileSize: request.body?.file?.size ?? 0)
             case .local:
                 preconditionFailure("local has no request")
             }
@@ -213,6 +223,28 @@ public struct UploadStage: Stage {
         request.maxResponseBytes = 64 * 1024
         options.network.apply(to: &request)
         return Prepared(request: request, expected: expected, contentType: contentType)
+    }
+
+    /// S3 would refuse the form after the whole file arrived; the policy says so up front. A file that breaks a
+    /// condition (size range, key prefix, content type, expiry) fails here, naming it, and nothing is sent.
+    static func checkPolicy(_ fields: [(String, String)], fileName: String, fileSize: Int64) throws {
+        guard fields.contains(where: { $0.0.lowercased() == "policy" }) else { return }
+        var map: [String: String] = [:]
+        for (name, value) in fields { map[name] = value }
+        let policy: S3PostPolicy
+        do {
+            policy = try S3PostPolicy(decodingFields: map)
+        } catch {
+            throw ItemFailed(stage: name, rule: "policy", message: "\(error)")
+        }
+        let key = map.first { $0.key.lowercased() == "key" }?.value.replacingOccurrences(of: "${filename}", with: fileName)
+        let violations = policy.check(fileSize: fileSize, key: key)
+        guard violations.isEmpty else {
+            throw ItemFailed(
+                violations.map {
+                    RuleFailure(stage: name, rule: "policy.\($0.rule)", message: "the S3 POST policy refuses the file: \($0)")
+                })
+        }
     }
 
     /// The rendered `fields` as ordered name/value text pairs; anything but an object of scalars fails the file.

@@ -52,6 +52,18 @@ package struct HTTPResponse: Sendable {
     package var effectiveURL: String?
     package var bytesSent: Int64
 
+    package init(
+        status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], truncated: Bool = false,
+        effectiveURL: String? = nil, bytesSent: Int64 = 0
+    ) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.truncated = truncated
+        self.effectiveURL = effectiveURL
+        self.bytesSent = bytesSent
+    }
+
     /// The first header of that name, compared without case.
     package func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -288,10 +300,13 @@ package final class HTTPClient: @unchecked Sendable {
         default: return "scheme '\(scheme)' is not allowed (only http and https)"
         }
         for header in request.headers {
-            if header.name.isEmpty || header.name.contains(where: { $0 == ":" || $0.isWhitespace || $0.isNewline }) {
+            if header.name.isEmpty
+                || header.name.unicodeScalars.contains(where: { $0 == ":" || $0.value <= 0x20 || $0.value == 0x7F })
+            {
                 return "invalid header name '\(header.name)'"
             }
-            if header.value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+            // Scalars, not Characters: "\r\n" is one Character and would slip past a Character test.
+            if header.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
                 return "the value of header '\(header.name)' contains a line break"
             }
         }

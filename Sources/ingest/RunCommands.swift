@@ -54,7 +54,11 @@ struct RunOptions: ParsableArguments {
         }
         if let concurrency { pipeline.concurrency = concurrency }
         let settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
-        let runner = Runner(pipeline: pipeline, settings: settings)
+        let progress = quiet ? nil : RunProgress()
+        let runner = Runner(pipeline: pipeline, settings: settings, progress: progress)
+        let display = progress.map { ProgressDisplay(progress: $0) }
+        display?.start()
+        defer { display?.stop() }
 
         var writers: [ReportWriter] = []
         let fileFormat = reportFormat.flatMap(ReportFormat.init(rawValue:))
@@ -67,8 +71,9 @@ struct RunOptions: ParsableArguments {
         } else if !quiet || fileFormat != nil {
             writers.append(try (fileFormat ?? .table).makeWriter(output: ReportOutput(), pipelineName: pipeline.name))
         }
+        func write(_ report: ItemReport) throws { for writer in writers { try writer.write(report) } }
         let summary = try runner.run(paths: paths.isEmpty ? ["."] : paths) { report in
-            for writer in writers { try writer.write(report) }
+            if let display { try display.withDisplayCleared { try write(report) } } else { try write(report) }
         }
         for writer in writers { try writer.finish(summary) }
         return summary.failed > 0 ? .ruleFailures : .success

@@ -312,9 +312,13 @@ class Handler(BaseHTTPRequestHandler):
             if duration is not None and not isinstance(duration, (int, float)):
                 return self.send(422, {"detail": "estimated_duration_seconds must be a number"})
             day = datetime.date.today().isoformat()
+            # One recording per pet per day: a second initiate is refused while the first ticket is live or its
+            # recording arrived; after the ticket expired unused, initiating again renews it (seed 003's advice).
             with LOCK:
                 existing = PET_DAY.get((pet_id, day))
-            if existing and not expired:
+                blocking = existing and (VISITS[existing]["s3_key"] in STATE["objects"]
+                                         or VISITS[existing]["expires_at"] > time.time())
+            if blocking:
                 return self.send(409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
                                        % (pet_id, existing)})
             visit_id = existing or str(uuid.uuid4())
@@ -329,7 +333,8 @@ class Handler(BaseHTTPRequestHandler):
             policy = base64.b64encode(json.dumps(policy_doc).encode()).decode()
             with LOCK:
                 PET_DAY[(pet_id, day)] = visit_id
-                VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"]}
+                VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
+                                    "expires_at": time.time() + (-60 if expired else URL_TTL)}
             return self.send(200, {
                 "visit_id": visit_id,
                 "upload_url": "%s/s3post/helppetai-visit-recordings" % self.base(),

@@ -38,8 +38,9 @@ import Testing
 
     @Test func cliReference() throws {
         var expected = ""
-        for command in ["run", "validate", "probe", "lint", "schema"] {
-            let help = try runCommand(TestPaths.ingest, [command, "--help"], environment: ["COLUMNS": "100"])
+        for command in ["run", "validate", "probe", "lint", "schema", "presign put", "presign post"] {
+            let words = command.split(separator: " ").map(String.init)
+            let help = try runCommand(TestPaths.ingest, words + ["--help"], environment: ["COLUMNS": "100"])
             #expect(help.status == 0)
             expected += "### `ingest \(command)`\n\n```\n\(help.stdout.trimmingCharacters(in: .newlines))\n```\n\n"
         }

@@ -139,12 +139,28 @@ import Testing
             settings: RunSettings())
         let entries = Array(InputWalker(paths: [folder.path], spec: InputSpec()))
         try FileManager.default.removeItem(atPath: gone)
-        let reports = entries.map(runner.process)
+        let reports = entries.map { runner.process($0) }
         #expect(reports.map(\.status) == [.failed, .failed, .failed])
         // a and c fail on content (not media), b because it is gone: named, not a crash.
         #expect(reports[1].failures.map(\.rule) == ["unreadable"])
         #expect(reports[1].failures.first?.message.contains("no such file or directory") == true)
         #expect(reports[0].failures.map(\.rule) == ["content"])
+    }
+
+    @Test func aFolderNamedLikeAMovieFailsAsAFile() throws {
+        // Walking descends into folders whatever their names; a folder handed to the stages as a file (a path that
+        // changed kind after listing, or an explicit entry) fails with a message, never a crash.
+        let folder = try TemporaryFolder("dir-mov")
+        defer { folder.remove() }
+        let directory = try folder.folder("x.mov")
+        let runner = Runner(
+            pipeline: try pipeline("stages:\n  - validate: { extensions: [mov], max_bytes: 1MB }\n"),
+            settings: RunSettings())
+        let report = runner.process(InputEntry(path: directory, relativePath: "x.mov", size: 4096))
+        #expect(report.status == .failed)
+        #expect(report.failures.map(\.rule) == ["unreadable"])
+        #expect(report.failures.first?.message.contains("directory") == true)
+        #expect(Array(InputWalker(paths: [folder.path], spec: InputSpec())).isEmpty)
     }
 
     @Test func reportWriterFailureStopsTheRunAndIsRethrown() throws {
@@ -161,5 +177,28 @@ import Testing
             }
         }
         #expect(count == 3)
+    }
+}
+
+@Suite struct ProgressTests {
+    @Test func statusLineCountsFilesBytesAndETA() {
+        let progress = RunProgress()
+        progress.setTotal(4)
+        progress.begin(0, path: "a.mov")
+        progress.stage(0, "upload")
+        progress.bytes(0, done: 512 * 1024, total: 1024 * 1024)
+        progress.begin(1, path: "b.mov")
+        progress.end(1, size: 2 * 1024 * 1024, failed: true)
+        let snapshot = progress.snapshot()
+        #expect(snapshot.filesDone == 1)
+        #expect(snapshot.filesFailed == 1)
+        #expect(snapshot.bytesDone == 2_621_440)
+        let expected = RunProgress.Active(path: "a.mov", stage: "upload", bytesDone: 524_288, bytesTotal: 1_048_576)
+        #expect(snapshot.active == [expected])
+        var fixed = snapshot
+        fixed.elapsed = 10
+        #expect(ProgressDisplay.statusLine(fixed) == "1/4 files (1 failed) · 2.5 MiB · 256 KiB/s · ETA 30s")
+        #expect(ProgressDisplay.formatSeconds(3725) == "1h02m")
+        #expect(ProgressDisplay.formatSeconds(65) == "1m05s")
     }
 }

@@ -60,7 +60,15 @@ public final class Item: @unchecked Sendable {
     /// Size in bytes when listed.
     public let size: Int64
     /// The file later stages act on: the original, or a transcoded file in the work directory.
-    public var artifact: String
+    public var artifact: String {
+        // A new artifact (a transcoded file) has facts of its own: a later probe must read it, not the original.
+        didSet {
+            if artifact != oldValue {
+                probeResult = nil
+                probeError = nil
+            }
+        }
+    }
     /// Facts added by stages, in the order they were added.
     public var facts = JSONObject()
     /// Cached probe of `artifact`, shared by validate, probe and geohash so a file is opened once.

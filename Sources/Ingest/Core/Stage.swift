@@ -28,10 +28,20 @@ public struct StageContext: Sendable {
     /// The stage's `as:` name, if the pipeline gave one; results are stored under it.
     public var resultName: String?
 
-    public init(settings: RunSettings, resultName: String? = nil) {
+    /// Where a stage that moves bytes (an upload, a transcode) says how far it got, for the live display.
+    public var progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)?
+
+    public init(
+        settings: RunSettings, resultName: String? = nil,
+        progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil
+    ) {
         self.settings = settings
         self.resultName = resultName
+        self.progress = progress
     }
+
+    /// Reports bytes done (of `total`, when known) for the current stage; a no-op when nothing displays progress.
+    public func reportProgress(done: Int64, total: Int64?) { progress?(done, total) }
 
     /// The item's probe, computed once and cached on the item (validate, probe and geohash share it).
     public func probe(_ item: Item, stage: String) throws -> ProbeResult {
@@ -107,6 +117,7 @@ public enum StageRegistry {
         StageDescriptor(ValidateStage.self),
         StageDescriptor(ProbeStage.self),
         StageDescriptor(GeohashStage.self),
+        StageDescriptor(JpegStage.self),
         StageDescriptor(RequestStage.self),
         StageDescriptor(UploadStage.self),
     ]

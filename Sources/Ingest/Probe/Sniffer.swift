@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// What a file is by its first bytes, whatever its name says. Validation compares it with the extension, and
 /// the probe only hands FFmpeg the one demuxer that fits, so a playlist renamed `.mov` never reaches HLS.
@@ -68,6 +69,11 @@ public enum Sniffer {
     /// Reads the first bytes of `path` and names the content. Throws `ProbeError` (rule `unreadable`) when the
     /// file cannot be opened or read.
     public static func sniff(path: String) throws -> ContentKind {
+        // A folder or FIFO named like a movie must not be read: a FIFO's read could block forever.
+        if let status = try? FileStatus(path: path, followLinks: true), status.kind != .regular {
+            let what = status.kind == .directory ? "a directory" : "not a regular file"
+            throw ProbeError(rule: "unreadable", message: "\(what), not a media file")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ProbeError(rule: "unreadable", message: "cannot open for reading: \(describeOpenFailure(path))")
         }

@@ -168,12 +168,16 @@ final class TableReportWriter: ReportWriter {
                 words.append(String(format: "%.2fs", duration))
             }
             var size: String?
+            var rotated: String?
             var codecs: [String] = []
             if case .array(let streams)? = probe["streams"] {
                 for stream in streams {
                     if size == nil, let width = stream["width"]?.stringValue, let height = stream["height"]?.stringValue
                     {
                         size = "\(width)×\(height)"
+                    }
+                    if let rotation = stream["rotation"]?.doubleValue, rotation != 0 {
+                        rotated = "rotation \(JSONValue.format(rotation))"
                     }
                     if let codec = stream["codec_name"]?.stringValue, stream["codec_type"]?.stringValue != "data" {
                         codecs.append(codec)
@@ -185,6 +189,7 @@ final class TableReportWriter: ReportWriter {
             }
             if let size { words.append(size) }
             if !codecs.isEmpty { words.append(codecs.joined(separator: "+")) }
+            if let rotated { words.append(rotated) }
             if let orientation = probe["orientation"]?.stringValue, orientation != "1" {
                 words.append("orientation \(orientation)")
             }

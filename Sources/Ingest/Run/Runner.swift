@@ -68,9 +68,13 @@ public final class Runner: @unchecked Sendable {
     /// The stages that run: all of them, or only the local ones for `ingest validate`.
     public let stages: [ConfiguredStage]
 
-    public init(pipeline: Pipeline, settings: RunSettings) {
+    /// Counters for a live display; nil when nothing shows progress.
+    public let progress: RunProgress?
+
+    public init(pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil) {
         self.pipeline = pipeline
         self.settings = settings
+        self.progress = progress
         stages = pipeline.stages.filter { !(settings.offline && $0.usesNetwork) }
     }
 
@@ -80,13 +84,24 @@ public final class Runner: @unchecked Sendable {
     @discardableResult
     public func run(paths: [String], onItem: (ItemReport) throws -> Void) throws -> RunSummary {
         let walker = InputWalker(paths: paths, spec: pipeline.input)
+        if let progress {
+            // The total is counted by a second, cheap walk beside the work, so the first file starts at once.
+            let spec = pipeline.input
+            let counter = Thread {
+                var total = 0
+                for _ in InputWalker(paths: paths, spec: spec) { total += 1 }
+                progress.setTotal(total)
+            }
+            counter.name = "ingest-count"
+            counter.start()
+        }
         let workers = max(1, pipeline.concurrency)
         let queue = WorkQueue(walker: walker, window: workers * 4)
         var threads: [Thread] = []
         for number in 0..<workers {
             let thread = Thread { [self] in
                 while let (index, entry) = queue.take() {
-                    queue.finish(index, report: self.process(entry))
+                    queue.finish(index, report: self.process(entry, id: index))
                 }
             }
             thread.name = "ingest-worker-\(number)"
@@ -112,7 +127,14 @@ public final class Runner: @unchecked Sendable {
     }
 
     /// Runs the stages on one entry. Never throws: whatever goes wrong becomes this file's failure.
-    public func process(_ entry: InputEntry) -> ItemReport {
+    public func process(_ entry: InputEntry, id: Int = 0) -> ItemReport {
+        progress?.begin(id, path: entry.path)
+        let report = runStages(entry, id: id)
+        progress?.end(id, size: entry.size, failed: report.status == .failed)
+        return report
+    }
+
+    private func runStages(_ entry: InputEntry, id: Int) -> ItemReport {
         if let problem = entry.problem {
             return ItemReport(path: entry.path, relativePath: entry.relativePath, status: .failed, failures: [problem])
         }
@@ -123,8 +145,15 @@ public final class Runner: @unchecked Sendable {
                 path: entry.path, relativePath: entry.relativePath, status: status, failures: failures,
                 skipReason: skip, facts: item.facts)
         }
+        let progress = self.progress
+        var reportBytes: (@Sendable (Int64, Int64?) -> Void)?
+        if let progress {
+            reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
+        }
         for configured in stages {
-            let context = StageContext(settings: settings, resultName: configured.resultName)
+            progress?.stage(id, configured.name)
+            let context = StageContext(
+                settings: settings, resultName: configured.resultName, progress: reportBytes)
             do {
                 switch try configured.stage.run(item, context: context) {
                 case .proceed: continue

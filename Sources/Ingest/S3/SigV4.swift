@@ -74,7 +74,7 @@ public struct SigV4Request: Sendable {
         let queryStart = target.firstIndex(of: "?")
         let path = String(target[..<(queryStart ?? target.endIndex)])
         let query = queryStart.map { String(target[target.index(after: $0)...]) } ?? ""
-        return (scheme, authority.lowercased(), path.isEmpty ? "/" : path, query)
+        return (scheme, authority, path.isEmpty ? "/" : path, query)
     }
 }
 

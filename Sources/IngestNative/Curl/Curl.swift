@@ -1,5 +1,5 @@
-import CCurl
-import CIngestShims
+internal import CCurl
+internal import CIngestShims
 import Foundation
 
 /// A failed libcurl call: which call, curl's code, and curl's own words — the `CURLOPT_ERRORBUFFER` text when
@@ -111,42 +111,42 @@ package final class CurlEasy {
         guard code == CURLE_OK else { throw CurlError(code, call: "curl_easy_setopt(\(option))") }
     }
 
-    package func set(_ option: CURLoption, _ value: Int) throws(CurlError) {
+    func set(_ option: CURLoption, _ value: Int) throws(CurlError) {
         try check(ingest_curl_easy_setopt_long(handle, option, value), "\(option.rawValue)")
     }
 
-    package func set(_ option: CURLoption, offset value: Int64) throws(CurlError) {
+    func set(_ option: CURLoption, offset value: Int64) throws(CurlError) {
         try check(ingest_curl_easy_setopt_off_t(handle, option, curl_off_t(value)), "\(option.rawValue)")
     }
 
     /// String options are copied by curl (since 7.17), so the Swift string need not outlive the call.
-    package func set(_ option: CURLoption, _ value: String) throws(CurlError) {
+    func set(_ option: CURLoption, _ value: String) throws(CurlError) {
         try check(ingest_curl_easy_setopt_string(handle, option, value), "\(option.rawValue)")
     }
 
-    package func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlError) {
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlError) {
         try check(ingest_curl_easy_setopt_pointer(handle, option, value), "\(option.rawValue)")
     }
 
     /// curl keeps the list's pointer without copying: the handle retains the list until it is freed.
-    package func set(_ option: CURLoption, list: CurlStringList) throws(CurlError) {
+    func set(_ option: CURLoption, list: CurlStringList) throws(CurlError) {
         retained.append(list)
         try check(ingest_curl_easy_setopt_slist(handle, option, list.pointer), "\(option.rawValue)")
     }
 
-    package func long(_ info: CURLINFO) -> Int {
+    func long(_ info: CURLINFO) -> Int {
         var value = 0
         _ = ingest_curl_easy_getinfo_long(handle, info, &value)
         return value
     }
 
-    package func double(_ info: CURLINFO) -> Double {
+    func double(_ info: CURLINFO) -> Double {
         var value = 0.0
         _ = ingest_curl_easy_getinfo_double(handle, info, &value)
         return value
     }
 
-    package func string(_ info: CURLINFO) -> String? {
+    func string(_ info: CURLINFO) -> String? {
         var value: UnsafePointer<CChar>?
         guard ingest_curl_easy_getinfo_string(handle, info, &value) == CURLE_OK, let value else { return nil }
         return String(cString: value)

@@ -1,5 +1,5 @@
-import CCurl
-import CIngestShims
+internal import CCurl
+internal import CIngestShims
 import Foundation
 
 /// One HTTP request as the stages describe it; `HTTPClient` turns it into a configured easy handle.

@@ -225,15 +225,22 @@ final class SeaweedFS: @unchecked Sendable {
     /// Ready means a bucket can be made and an object written (the volume server has joined the master), not
     /// merely that the S3 port answers. Bounded by attempts, not by measuring time.
     private func waitUntilReady() throws {
+        let probe = folder + "/probe"
+        try Data("ready".utf8).write(to: URL(fileURLWithPath: probe))
         var lastProblem = "no answer"
         for _ in 0..<240 {
             guard watchdog.isRunning else { throw Failure.request("weed exited") }
             if let answer = try? curl(["-X", "PUT", "\(endpoint)/ingest-ready"]),
                 answer.status == 200 || answer.body.contains("BucketAlreadyOwnedByYou")
             {
-                if let put = try? curl(["-X", "PUT", "--data-binary", "ready", "\(endpoint)/ingest-ready/probe"]) {
+                // -T, not --data-binary: curl's --aws-sigv4 signs form-encoded bodies in a way S3 servers refuse.
+                if let put = try? curl(["-T", probe, "\(endpoint)/ingest-ready/probe"]) {
                     if put.status == 200 { return }
-                    lastProblem = "writing a probe object answered \(put.status)"
+                    // 5xx while the volume server joins is expected; a 4xx will not go away by waiting.
+                    if (400..<500).contains(put.status) {
+                        throw Failure.request("writing a probe object answered \(put.status): \(put.body)")
+                    }
+                    lastProblem = "writing a probe object answered \(put.status): \(put.body)"
                 }
             } else {
                 lastProblem = "the S3 port does not answer yet"

@@ -1,0 +1,183 @@
+import Foundation
+
+/// Live counters of a run, updated by the runner (files) and by stages that move bytes (uploads, transcodes), and
+/// read by a display. Thread-safe: workers update it concurrently.
+public final class RunProgress: @unchecked Sendable {
+    /// One file being worked on.
+    public struct Active: Sendable, Equatable {
+        public var path: String
+        public var stage: String
+        public var bytesDone: Int64
+        public var bytesTotal: Int64?
+    }
+
+    public struct Snapshot: Sendable {
+        public var filesDone: Int
+        public var filesFailed: Int
+        /// Nil until the count of inputs is known.
+        public var filesTotal: Int?
+        /// Bytes of finished files plus bytes moved so far by active ones.
+        public var bytesDone: Int64
+        public var active: [Active]
+        public var elapsed: Double
+    }
+
+    private let lock = NSLock()
+    private let started = Date()
+    private var filesDone = 0
+    private var filesFailed = 0
+    private var filesTotal: Int?
+    private var finishedBytes: Int64 = 0
+    private var active: [Int: Active] = [:]
+
+    public init() {}
+
+    func setTotal(_ total: Int) { lock.withLock { filesTotal = total } }
+
+    func begin(_ id: Int, path: String) {
+        lock.withLock { active[id] = Active(path: path, stage: "", bytesDone: 0, bytesTotal: nil) }
+    }
+
+    func stage(_ id: Int, _ name: String) {
+        lock.withLock {
+            active[id]?.stage = name
+            active[id]?.bytesDone = 0
+            active[id]?.bytesTotal = nil
+        }
+    }
+
+    /// A stage moving bytes reports how far it got (e.g. from curl's progress callback).
+    public func bytes(_ id: Int, done: Int64, total: Int64?) {
+        lock.withLock {
+            active[id]?.bytesDone = done
+            active[id]?.bytesTotal = total
+        }
+    }
+
+    func end(_ id: Int, size: Int64, failed: Bool) {
+        lock.withLock {
+            active[id] = nil
+            filesDone += 1
+            if failed { filesFailed += 1 }
+            finishedBytes += size
+        }
+    }
+
+    public func snapshot() -> Snapshot {
+        lock.withLock {
+            Snapshot(
+                filesDone: filesDone, filesFailed: filesFailed, filesTotal: filesTotal,
+                bytesDone: finishedBytes + active.values.reduce(0) { $0 + $1.bytesDone },
+                active: active.keys.sorted().compactMap { active[$0] }, elapsed: Date().timeIntervalSince(started))
+        }
+    }
+}
+
+/// Draws `RunProgress` on standard error: on a terminal, a status line plus a line per active file, redrawn in
+/// place a few times a second; elsewhere (a pipe, or `CI=true`) a plain line every few seconds, so CI logs stay
+/// readable. Standard output is left to the report.
+public final class ProgressDisplay: @unchecked Sendable {
+    private let progress: RunProgress
+    private let interactive: Bool
+    private let interval: Double
+    private let condition = NSCondition()
+    private var stopped = false
+    private var thread: Thread?
+    private var linesDrawn = 0
+
+    public init(progress: RunProgress, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.progress = progress
+        interactive = isatty(STDERR_FILENO) == 1 && environment["CI"] != "true" && environment["TERM"] != "dumb"
+        interval = interactive ? 0.25 : 5
+    }
+
+    public func start() {
+        let thread = Thread { [self] in
+            condition.lock()
+            while !stopped {
+                _ = condition.wait(until: Date().addingTimeInterval(interval))
+                if stopped { break }
+                draw()
+            }
+            condition.unlock()
+        }
+        thread.name = "ingest-progress"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Stops drawing and clears the live lines (on a terminal) so the report that follows starts clean.
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        if interactive { clear() }
+        condition.unlock()
+    }
+
+    /// Runs `body` (which prints report lines) with the live lines cleared, so the two never overwrite each other;
+    /// they are drawn again at the next tick.
+    public func withDisplayCleared<T>(_ body: () throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        if interactive { clear() }
+        return try body()
+    }
+
+    private func draw() {
+        let snapshot = progress.snapshot()
+        var lines = [Self.statusLine(snapshot)]
+        if interactive {
+            for active in snapshot.active.prefix(8) {
+                var line = "  \(active.stage.isEmpty ? "…" : active.stage) \(active.path)"
+                if active.bytesDone > 0 || active.bytesTotal != nil {
+                    line += "  \(ByteSize.format(active.bytesDone))"
+                    if let total = active.bytesTotal, total > 0 {
+                        line += " / \(ByteSize.format(total)) (\(active.bytesDone * 100 / total)%)"
+                    }
+                }
+                lines.append(line)
+            }
+            clear()
+            let width = Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 120
+            let text = lines.map { String($0.prefix(max(20, width - 1))) }.joined(separator: "\n") + "\n"
+            FileHandle.standardError.write(Data(text.utf8))
+            linesDrawn = lines.count
+        } else {
+            FileHandle.standardError.write(Data((lines[0] + "\n").utf8))
+        }
+    }
+
+    private func clear() {
+        guard linesDrawn > 0 else { return }
+        FileHandle.standardError.write(Data(String(repeating: "\u{1B}[1A\u{1B}[2K", count: linesDrawn).utf8))
+        linesDrawn = 0
+    }
+
+    /// `12/40 files (1 failed) · 350 MiB · 11.2 MiB/s · ETA 1m05s`.
+    static func statusLine(_ snapshot: RunProgress.Snapshot) -> String {
+        var parts: [String] = []
+        var files = "\(snapshot.filesDone)"
+        if let total = snapshot.filesTotal { files += "/\(total)" }
+        files += " files"
+        if snapshot.filesFailed > 0 { files += " (\(snapshot.filesFailed) failed)" }
+        parts.append(files)
+        parts.append(ByteSize.format(snapshot.bytesDone))
+        if snapshot.elapsed > 0.5 {
+            let rate = Double(snapshot.bytesDone) / snapshot.elapsed
+            parts.append("\(ByteSize.format(Int64(rate)))/s")
+            if let total = snapshot.filesTotal, snapshot.filesDone > 0, total > snapshot.filesDone {
+                let remaining = snapshot.elapsed / Double(snapshot.filesDone) * Double(total - snapshot.filesDone)
+                parts.append("ETA \(formatSeconds(remaining))")
+            }
+        }
+        return parts.joined(separator: " · ")
+    }
+
+    static func formatSeconds(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        if whole >= 3600 { return "\(whole / 3600)h\(String(format: "%02d", whole % 3600 / 60))m" }
+        if whole >= 60 { return "\(whole / 60)m\(String(format: "%02d", whole % 60))s" }
+        return "\(whole)s"
+    }
+}

@@ -1,0 +1,92 @@
+internal import CFFmpeg
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Collects FFmpeg's error log lines ("moov atom not found") while one call runs on the current thread.
+///
+/// An `AVERROR` alone says only "Invalid data found when processing input"; the demuxer's reason goes to
+/// `av_log`. FFmpeg's log callback is process-wide, so one callback is installed once and routes each line to
+/// the capture active on the calling thread (a pthread key); with no capture active it behaves as FFmpeg's
+/// default callback, so other users of FFmpeg in the process see no change. Probing decoders run with
+/// `threads=1` (libavformat forces it), so the lines of one probe arrive on the thread that called it.
+package enum FFmpegLog {
+    /// Runs `body` with error-level lines from FFmpeg on this thread captured instead of printed; returns the
+    /// body's result and the captured lines (trimmed, without duplicates, at most 20).
+    package static func capturingErrors<R>(_ body: () throws -> R) rethrows -> (result: R, lines: [String]) {
+        installOnce()
+        let capture = LogCapture()
+        let previous = pthread_getspecific(captureKey)
+        pthread_setspecific(captureKey, Unmanaged.passUnretained(capture).toOpaque())
+        defer { pthread_setspecific(captureKey, previous) }
+        let result = try withExtendedLifetime(capture) { try body() }
+        return (result, capture.lines)
+    }
+
+    private static let installed: Bool = {
+        av_log_set_callback(ingestLogCallback)
+        return true
+    }()
+
+    private static func installOnce() { _ = installed }
+}
+
+/// One capture: lines accumulate until a newline ends each one (FFmpeg often logs a line in pieces).
+final class LogCapture {
+    private(set) var lines: [String] = []
+    private var partial = ""
+
+    func append(_ text: String) {
+        partial += text
+        while let newline = partial.firstIndex(of: "\n") {
+            add(String(partial[..<newline]))
+            partial = String(partial[partial.index(after: newline)...])
+        }
+    }
+
+    private func add(_ line: String) {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, !lines.contains(trimmed), lines.count < 20 else { return }
+        lines.append(trimmed)
+    }
+}
+
+private let captureKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
+/// The process-wide `av_log` callback (see `FFmpegLog`).
+private func ingestLogCallback(
+    _ avcl: UnsafeMutableRawPointer?, _ level: Int32, _ format: UnsafePointer<CChar>?, _ arguments: CVaListPointer?
+) {
+    guard let arguments else { return }
+    guard let raw = pthread_getspecific(captureKey) else {
+        av_log_default_callback(avcl, level, format, arguments)
+        return
+    }
+    guard level <= AV_LOG_ERROR, let format else { return }
+    let capture = Unmanaged<LogCapture>.fromOpaque(raw).takeUnretainedValue()
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: 1024) { buffer in
+        guard let base = buffer.baseAddress else { return }
+        _ = vsnprintf(base, buffer.count, format, arguments)
+        capture.append(String(cString: base))
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Set<Character>) -> String {
+        var slice = Substring(self)
+        while let first = slice.first, set.contains(first) { slice.removeFirst() }
+        while let last = slice.last, set.contains(last) { slice.removeLast() }
+        return String(slice)
+    }
+}
+
+extension Set where Element == Character {
+    fileprivate static var whitespaces: Set<Character> { [" ", "\t", "\r"] }
+}

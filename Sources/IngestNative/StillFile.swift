@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `read(2)`, under a name the static `StillFile.read` does not shadow.
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(fd, buffer, count) }
+
+/// A failed system call: its name, errno and `strerror` text.
+package struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var call: String
+    package var errno: Int32
+    package var path: String
+
+    package init(call: String, errno: Int32, path: String) {
+        self.call = call
+        self.errno = errno
+        self.path = path
+    }
+
+    package var message: String { String(cString: strerror(errno)) }
+    package var description: String { "\(call)(\(path)): \(message)" }
+}
+
+/// Reading a whole still into memory (TurboJPEG, libavcodec and libheif all want one buffer) and writing a result
+/// atomically. Stills are small; videos never come through here.
+package enum StillFile {
+    /// Why a read was refused before reading.
+    package enum ReadRefusal: Error, Hashable, Sendable {
+        /// The file is larger than the cap: `size`, `limit`.
+        case tooLarge(size: Int, limit: Int)
+        /// The file changed size while being read.
+        case changedWhileReading(expected: Int, read: Int)
+        case notRegularFile
+    }
+
+    /// Reads `path` into a `[UInt8]` of exactly its `fstat` size, refusing anything over `limit` bytes before a
+    /// byte is allocated (one descriptor, `read` in a loop that retries `EINTR`).
+    package static func read(path: String, limit: Int) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw SystemCallError(call: "open", errno: errno, path: path) }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) != 0 { throw SystemCallError(call: "fstat", errno: errno, path: path) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw ReadRefusal.notRegularFile }
+        let size = Int(info.st_size)
+        guard size <= limit else { throw ReadRefusal.tooLarge(size: size, limit: limit) }
+        var failure: Int32 = 0
+        var total = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            while total < size, let base = buffer.baseAddress {
+                let count = systemRead(fd, base + total, size - total)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if count == 0 { break }
+                total += count
+            }
+            initialized = total
+        }
+        if failure != 0 { throw SystemCallError(call: "read", errno: failure, path: path) }
+        if total != size { throw ReadRefusal.changedWhileReading(expected: size, read: total) }
+        // One more byte would mean the file grew after fstat: what was read is not the whole file.
+        var probe: UInt8 = 0
+        if systemRead(fd, &probe, 1) > 0 { throw ReadRefusal.changedWhileReading(expected: size, read: size + 1) }
+        return bytes
+    }
+
+    /// Writes `chunks` to a new temp file next to `path`, `fsync`s it, renames it over `path` and `fsync`s the
+    /// directory: readers see the old file or the whole new one, never a part. On any failure the temp file is
+    /// removed and `path` is untouched.
+    package static func writeAtomically(_ chunks: [[UInt8]], to path: String) throws {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let name = path.split(separator: "/").last.map(String.init) ?? "output"
+        var template = Array("\(directory.isEmpty ? "." : directory)/.\(name).XXXXXX.tmp".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            guard let base = buffer.baseAddress else { return -1 }
+            return mkstemps(base, 4)
+        }
+        let tempPath = String(cString: template)
+        if fd < 0 { throw SystemCallError(call: "mkstemps", errno: errno, path: tempPath) }
+        var committed = false
+        defer { if !committed { unlink(tempPath) } }
+        do {
+            defer { close(fd) }
+            for chunk in chunks where !chunk.isEmpty {
+                var written = 0
+                while written < chunk.count {
+                    let count = chunk.withUnsafeBufferPointer { buffer -> Int in
+                        guard let base = buffer.baseAddress else { return 0 }
+                        return write(fd, base + written, buffer.count - written)
+                    }
+                    if count < 0 {
+                        if errno == EINTR { continue }
+                        throw SystemCallError(call: "write", errno: errno, path: tempPath)
+                    }
+                    written += count
+                }
+            }
+            if fchmod(fd, 0o644) != 0 { throw SystemCallError(call: "fchmod", errno: errno, path: tempPath) }
+            if fsync(fd) != 0 { throw SystemCallError(call: "fsync", errno: errno, path: tempPath) }
+        }
+        if rename(tempPath, path) != 0 { throw SystemCallError(call: "rename", errno: errno, path: path) }
+        committed = true
+        let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    /// `mkdir -p`: creates `path` and its missing parents (mode 0755).
+    package static func makeDirectories(_ path: String) throws {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0 && errno != EEXIST {
+                throw SystemCallError(call: "mkdir", errno: errno, path: current)
+            }
+        }
+    }
+}

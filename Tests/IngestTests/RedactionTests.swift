@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import Ingest
+
+/// Secrets never reach logs or reports: signatures, session tokens, bearer tokens, Authorization values.
+@Suite struct RedactionTests {
+    @Test func presignedURLs() {
+        let url =
+            "https://b.s3.amazonaws.com/k%20x?versionId=3&X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            + "&X-Amz-Credential=AKIDEXAMPLE%2F20241219%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20241219T143022Z"
+            + "&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Security-Token=FQoG%2Fsecret"
+            + "&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"
+        #expect(
+            Redaction.url(url)
+                == "https://b.s3.amazonaws.com/k%20x?versionId=3&X-Amz-Algorithm=AWS4-HMAC-SHA256"
+                + "&X-Amz-Credential=AKIDEXAMPLE%2F20241219%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20241219T143022Z"
+                + "&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Security-Token=REDACTED&X-Amz-Signature=REDACTED")
+        // SigV2 and Google-style URLs, lower case names, fragments.
+        #expect(
+            Redaction.url("https://h/k?AWSAccessKeyId=AKID&Expires=1&Signature=abc%2B#frag")
+                == "https://h/k?AWSAccessKeyId=AKID&Expires=1&Signature=REDACTED#frag")
+        #expect(Redaction.url("https://h/k?x-amz-signature=abc") == "https://h/k?x-amz-signature=REDACTED")
+        #expect(Redaction.url("https://h/plain") == "https://h/plain")
+    }
+
+    @Test func headers() {
+        let headers: [(String, String)] = [
+            ("Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig"),
+            (
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKID/20241219/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, "
+                    + "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
+            ),
+            ("Proxy-Authorization", "Basic dXNlcjpwYXNz"),
+            ("X-Amz-Security-Token", "FQoGZXIvYXdzE"),
+            ("Content-Type", "audio/m4a"),
+            ("Cookie", "session=abc"),
+        ]
+        let redacted = Redaction.headers(headers)
+        #expect(
+            redacted.map(\.1) == [
+                "Bearer REDACTED",
+                "AWS4-HMAC-SHA256 Credential=AKID/20241219/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, "
+                    + "Signature=REDACTED",
+                "Basic REDACTED", "REDACTED", "audio/m4a", "REDACTED",
+            ])
+        #expect(Redaction.headers(["Authorization": "Token abc"]) == ["Authorization": "Token REDACTED"])
+        #expect(Redaction.headerValue(name: "Authorization", value: "opaque") == "REDACTED")
+    }
+
+    @Test func postFields() throws {
+        let plainPolicy = Data(#"{"expiration":"2030-01-01T00:00:00Z","conditions":[]}"#.utf8).base64EncodedString()
+        let tokenPolicy = Data(#"{"conditions":[{"x-amz-security-token":"FQo"}]}"#.utf8).base64EncodedString()
+        let fields = [
+            "key": "a.m4a", "policy": plainPolicy, "x-amz-signature": "abc123", "x-amz-security-token": "FQo",
+            "x-amz-credential": "AKID/20241219/us-east-1/s3/aws4_request",
+        ]
+        #expect(
+            Redaction.fields(fields) == [
+                "key": "a.m4a", "policy": plainPolicy, "x-amz-signature": "REDACTED",
+                "x-amz-security-token": "REDACTED",
+                "x-amz-credential": "AKID/20241219/us-east-1/s3/aws4_request",
+            ])
+        // A policy that embeds a session token is itself a secret.
+        #expect(Redaction.fieldValue(name: "policy", value: tokenPolicy) == "REDACTED")
+        #expect(Redaction.fields([("X-Amz-Signature", "abc")]).map(\.1) == ["REDACTED"])
+    }
+
+    @Test func freeText() {
+        let line =
+            #"PUT https://b/k?X-Amz-Date=1&X-Amz-Signature=deadbeef failed; Authorization: Bearer abc.def-ghi "#
+            + #"fields {"x-amz-signature": "cafe", "key": "k"} X-Amz-Security-Token: FQoG/+="#
+        #expect(
+            Redaction.text(line)
+                == #"PUT https://b/k?X-Amz-Date=1&X-Amz-Signature=REDACTED failed; Authorization: Bearer REDACTED "#
+                + #"fields {"x-amz-signature": "REDACTED", "key": "k"} X-Amz-Security-Token: REDACTED"#)
+        #expect(Redaction.text("nothing secret here") == "nothing secret here")
+    }
+
+    /// Every secret the presigner puts into a URL or form is gone after redaction.
+    @Test func presignerOutputIsCovered() throws {
+        let credentials = AWSCredentials(accessKeyID: "AKID", secretAccessKey: "sec", sessionToken: "SESSIONTOKEN")
+        let presigner = S3Presigner(
+            credentials: credentials, region: "us-east-1", endpoint: try S3Endpoint(region: "us-east-1"))
+        let url = try presigner.presignedURL(method: "PUT", location: S3Location(bucket: "bkt", key: "k"), expires: 60)
+        let signature = String(url.suffix(64))
+        #expect(!Redaction.url(url).contains(signature))
+        #expect(!Redaction.url(url).contains("SESSIONTOKEN"))
+        #expect(!Redaction.text(url).contains(signature))
+        let post = try presigner.presignedPost(bucket: "bkt", key: .exactly("k"), expires: 60)
+        let redacted = Redaction.fields(post.fields)
+        #expect(!redacted.contains { $0.1.contains("SESSIONTOKEN") })
+        #expect(!redacted.contains { $0.1 == post.fields.last!.1 })
+        #expect(!Redaction.text(post.json.serialized()).contains(post.fields.last!.1))
+    }
+}

@@ -181,7 +181,7 @@ struct TemplateScope {
         case "dir.name":
             let parent = (item.path as NSString).deletingLastPathComponent
             return .string((parent as NSString).lastPathComponent)
-        case "sha256", "md5": return .string(try FileDigests.digests(of: item, stage: stage)[name] ?? "")
+        case "sha256", "md5": return .string(try FileDigests.digest(name, of: item, stage: stage))
         case "uuid":
             if let cached = item.templateValues["uuid"] { return cached }
             let made = JSONValue.string(UUID().uuidString.lowercased())
@@ -286,17 +286,16 @@ struct TemplateScope {
 }
 
 /// SHA-256 and MD5 of the file being sent, read once in 256 KiB chunks and cached on the item (an upload that
-/// streams the whole file fills the cache too, so a later callback does not read it again).
+/// streams the whole file fills the SHA-256 cache too, so a later callback does not read it again). MD5 is only
+/// computed when a template asks for `{{md5}}`: it is the slower of the two and would cap upload throughput.
 enum FileDigests {
-    static func digests(of item: Item, stage: String) throws -> [String: String] {
-        if case .string(let sha) = item.templateValues["sha256"], case .string(let md5) = item.templateValues["md5"] {
-            return ["sha256": sha, "md5": md5]
-        }
+    static func digest(_ name: String, of item: Item, stage: String) throws -> String {
+        if case .string(let cached) = item.templateValues[name] { return cached }
         guard let handle = FileHandle(forReadingAtPath: item.artifact) else {
             throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot open \(item.artifact) to hash it")
         }
         defer { try? handle.close() }
-        let hasher = DigestObserver()
+        let hasher = DigestObserver(md5: name == "md5")
         do {
             while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty {
                 chunk.withUnsafeBytes { hasher.consume($0) }
@@ -305,18 +304,21 @@ enum FileDigests {
             throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read \(item.artifact): \(error)")
         }
         hasher.store(on: item)
-        return ["sha256": hasher.sha256Hex, "md5": hasher.md5Hex]
+        return name == "md5" ? hasher.md5Hex ?? "" : hasher.sha256Hex
     }
 }
 
 /// Hashes bytes as they stream past (to a server or from disk); restarts when an upload rewinds.
 final class DigestObserver: HTTPBodyObserver {
+    private let includeMD5: Bool
     private var sha = SHA256()
     private var md5 = Insecure.MD5()
     private(set) var count: Int64 = 0
-    private var finalized: (String, String)?
+    private var finalized: (String, String?)?
     /// Told the bytes done so far (the live progress display); called on the thread that reads the file.
     var progress: ((Int64) -> Void)?
+
+    init(md5: Bool = false) { includeMD5 = md5 }
 
     func restart() {
         sha = SHA256()
@@ -327,24 +329,24 @@ final class DigestObserver: HTTPBodyObserver {
 
     func consume(_ bytes: UnsafeRawBufferPointer) {
         sha.update(bufferPointer: bytes)
-        md5.update(bufferPointer: bytes)
+        if includeMD5 { md5.update(bufferPointer: bytes) }
         count += Int64(bytes.count)
         progress?(count)
     }
 
-    private func finish() -> (String, String) {
+    private func finish() -> (String, String?) {
         if let finalized { return finalized }
         let hex = { (bytes: any Sequence<UInt8>) in bytes.map { String(format: "%02x", $0) }.joined() }
-        let result = (hex(sha.finalize()), hex(md5.finalize()))
+        let result = (hex(sha.finalize()), includeMD5 ? hex(md5.finalize()) : nil)
         finalized = result
         return result
     }
 
     var sha256Hex: String { finish().0 }
-    var md5Hex: String { finish().1 }
+    var md5Hex: String? { finish().1 }
 
     func store(on item: Item) {
         item.templateValues["sha256"] = .string(sha256Hex)
-        item.templateValues["md5"] = .string(md5Hex)
+        if let md5Hex { item.templateValues["md5"] = .string(md5Hex) }
     }
 }

@@ -6,6 +6,10 @@ extension Item {
     /// keys and the `{{sha256}}` template share the one value, so a file is never hashed twice.
     public func sha256(stage: String = "input") throws -> String {
         if let knownSHA256 { return knownSHA256 }
+        if artifact == path, case .string(let streamed)? = templateValues["sha256"] {
+            knownSHA256 = streamed
+            return streamed
+        }
         let digest = try ContentHash.sha256(path: path, stage: stage)
         knownSHA256 = digest
         return digest

@@ -68,6 +68,9 @@ public final class Item: @unchecked Sendable {
             if artifact != oldValue {
                 probeResult = nil
                 probeError = nil
+                // `{{sha256}}`/`{{md5}}` describe the file being sent: the new one must be hashed afresh.
+                templateValues["sha256"] = nil
+                templateValues["md5"] = nil
             }
         }
     }
@@ -79,12 +82,16 @@ public final class Item: @unchecked Sendable {
     public var temporaryFiles: [String] = []
     /// The probe error, cached as well so a broken file is not opened again by each stage.
     public var probeError: ItemFailed?
-    /// Template values made on first use and then fixed for the file (`uuid`, `date`), so a key and the callback
-    /// that reports it agree; the journal saves them before any upload so a re-run after a crash reuses them.
+    /// Template values made on first use and then fixed for the file (`uuid`, `sha256`, `md5`, `date`), so a key
+    /// and the callback that reports it agree; the journal saves `uuid` and `date` before any upload so a re-run
+    /// after a crash reuses them.
     public var templateValues = JSONObject()
     /// SHA-256 (hex) of the input file once known: read by `sha256(stage:)`, restored from the journal, or set by
     /// a stage that streamed the original file anyway.
     public var knownSHA256: String?
+    /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
+    /// asks for a fresh ticket through this.
+    var rerun: [String: () throws -> StageOutcome] = [:]
 
     public init(path: String, relativePath: String, size: Int64, root: String = "") {
         self.path = path

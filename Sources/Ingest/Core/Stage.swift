@@ -124,6 +124,8 @@ public enum StageRegistry {
         StageDescriptor(ProbeStage.self),
         StageDescriptor(GeohashStage.self),
         StageDescriptor(JpegStage.self),
+        StageDescriptor(RequestStage.self),
+        StageDescriptor(UploadStage.self),
     ]
 
     public static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }

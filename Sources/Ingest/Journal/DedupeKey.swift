@@ -13,8 +13,7 @@ public struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertib
     public let source: String
     let parts: [Part]
 
-    /// The variables a key may use. They are rendered by `JournalTemplate`, the one place to switch to the shared
-    /// template renderer.
+    /// The variables a key may use: built-ins only, since it is rendered before any stage runs.
     static let variables = JournalTemplate.variables
 
     public init(_ source: String) throws(JournalTemplate.SyntaxError) {
@@ -55,13 +54,21 @@ public struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertib
     public static var jsonSchema: JSONValue { ["type": "string"] }
     public var description: String { source }
 
-    /// The key for one file. Throws `ItemFailed` (stage `dedupe`) when a value cannot be had (an unreadable file).
-    public func render(for item: Item) throws -> String {
+    /// The key for one file, rendered by the shared template renderer (the same `uuid`, `date` and cached
+    /// `sha256` the upload templates see). Throws `ItemFailed` (stage `dedupe`) when a value cannot be had.
+    public func render(for item: Item, settings: RunSettings) throws -> String {
+        let scope = TemplateScope(item: item, context: StageContext(settings: settings), stage: "dedupe")
         var out = ""
         for part in parts {
             switch part {
             case .text(let text): out += text
-            case .variable(let name): out += try JournalTemplate.value(name, item: item, stage: "dedupe")
+            case .variable(let name):
+                // The input's own hash (before any transcode), read once and kept for the journal.
+                if name == "sha256" {
+                    out += try item.sha256(stage: "dedupe")
+                } else {
+                    out += try Template("{{\(name)}}").render(scope)
+                }
             }
         }
         return out
@@ -87,9 +94,9 @@ struct DedupeOptions: StageOptions, Sendable {
     }
 }
 
-/// The built-in template values the journal needs before any stage runs, kept in one place so they can move to
-/// the shared `{{ }}` renderer without changing meaning: the same `uuid` and `date` the upload templates use
-/// (`item.templateValues`), and the input file's cached SHA-256.
+/// The built-in template values the journal needs before any stage runs: which ones a dedupe key may use (no
+/// stage has run yet, so no stage results), and the `uuid` and `date` it fixes first, stored in
+/// `item.templateValues` exactly as the shared renderer (`TemplateScope`) makes and reads them.
 public enum JournalTemplate {
     public struct SyntaxError: Error, Sendable {
         public var message: String
@@ -99,26 +106,6 @@ public enum JournalTemplate {
         "sha256", "file.name", "file.stem", "file.ext", "file.path", "dir.name", "date.yyyy", "date.MM", "date.dd",
         "date.yyyyMMdd", "uuid",
     ]
-
-    /// `value(name)` for one of `variables`.
-    static func value(_ name: String, item: Item, stage: String) throws -> String {
-        switch name {
-        case "sha256": return try item.sha256(stage: stage)
-        case "file.name": return item.fileName
-        case "file.stem": return (item.fileName as NSString).deletingPathExtension
-        case "file.ext": return (item.fileName as NSString).pathExtension
-        case "file.path": return item.relativePath
-        case "dir.name": return ((item.path as NSString).deletingLastPathComponent as NSString).lastPathComponent
-        case "uuid": return uuid(of: item)
-        default:
-            let format = String(name.dropFirst("date.".count))
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = format
-            return formatter.string(from: date(of: item))
-        }
-    }
 
     /// The file's `uuid`, made once and kept in `templateValues` (the journal saves it before any upload).
     static func uuid(of item: Item) -> String {

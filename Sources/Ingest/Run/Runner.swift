@@ -412,7 +412,7 @@ public final class Runner: @unchecked Sendable {
                 _ = JournalTemplate.uuid(of: item)
                 _ = JournalTemplate.date(of: item)
             }
-            let key = try pipeline.dedupe?.render(for: item)
+            let key = try pipeline.dedupe?.render(for: item, settings: settings)
             if let key, let holder = try journal.claim(key: key, path: entry.path, excluding: record?.id) {
                 let reason = "duplicate of \(holder) (dedupe key '\(key)')"
                 try journal.recordWithoutWork(

@@ -1,0 +1,160 @@
+import Foundation
+import IngestNative
+
+/// `request`: one JSON HTTP call per file — a backend hands out an upload ticket (seeds 001–003) or is told that
+/// a file arrived (`analyze`, `complete/{visit_id}`). The JSON response is saved under `as:` for later templates.
+public struct RequestStage: Stage {
+    public enum ConflictPolicy: String, OptionEnum, Sendable {
+        case skip, fail
+    }
+
+    public struct Options: StageOptions, Sendable {
+        public var method = "POST"
+        public var url = try! Template("")
+        public var headers = HeaderTemplates()
+        public var json: TemplateValue?
+        public var timeout = DurationValue(seconds: 60)
+        public var expect: [Int]?
+        public var onConflict = ConflictPolicy.fail
+        public var network = NetworkOptions()
+        public init() {}
+
+        public static var fields: [OptionField<Options>] {
+            [
+                OptionField("method", \.method, doc: "HTTP method.", default: "POST"),
+                OptionField(
+                    "url", \.url, doc: "URL template (`${API}/upload/complete/{{ticket.visit_id}}`).", required: true),
+                OptionField(
+                    "headers", \.headers, doc: "Header templates (`Authorization: \"Bearer ${TOKEN}\"`).", default: "{}"
+                ),
+                OptionField(
+                    "json", \.json,
+                    doc:
+                        "Body template sent as JSON; a string that is exactly one `{{x}}` keeps x's type (numbers, objects)."
+                ),
+                OptionField("timeout", \.timeout, doc: "Limit for one attempt, response included.", default: "60s"),
+                OptionField("expect", \.expect, doc: "Statuses that count as success.", default: "any 2xx"),
+                OptionField(
+                    "on_conflict", \.onConflict,
+                    doc: "A 409 answer: `skip` the file (reported with the server's message) or `fail` it.",
+                    default: "fail"),
+            ] + NetworkOptions.fields(\.network)
+        }
+
+        public func validate(at node: ConfigNode) throws {
+            try network.validate(at: node)
+            let allowed = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
+            if !allowed.contains(method.uppercased()) {
+                throw node.error("method must be one of \(allowed.joined(separator: ", ")), found '\(method)'")
+            }
+            if json != nil && ["GET", "HEAD"].contains(method.uppercased()) {
+                throw node.error("a \(method.uppercased()) request cannot carry a json body")
+            }
+            for status in expect ?? [] where !(100...599).contains(status) {
+                throw node.error("expect: \(status) is not an HTTP status")
+            }
+        }
+    }
+
+    public static let name = "request"
+    public static let summary =
+        "Sends one JSON HTTP request per file (a ticket, a callback); saves the JSON answer under `as:`."
+    public static let usesNetwork = true
+
+    let options: Options
+    let limiter: RateLimiter?
+
+    public init(options: Options) throws {
+        self.options = options
+        limiter = options.network.rate.map(RateLimiter.init(rate:))
+    }
+
+    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        if let name = context.resultName {
+            item.rerun[name] = { try self.perform(item, context: context) }
+        }
+        return try perform(item, context: context)
+    }
+
+    func perform(_ item: Item, context: StageContext) throws -> StageOutcome {
+        let scope = TemplateScope(item: item, context: context, stage: Self.name)
+        let method = options.method.uppercased()
+        var request = HTTPRequest(method: method, url: try options.url.render(scope))
+        request.headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
+        let hasHeader = { (name: String) in
+            request.headers.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        }
+        if !hasHeader("Accept") { request.headers.append(("Accept", "application/json")) }
+        if let json = options.json {
+            request.body = .bytes(Array(try json.render(scope).serialized().utf8))
+            if !hasHeader("Content-Type") { request.headers.append(("Content-Type", "application/json")) }
+        }
+        request.timeout = options.timeout.seconds
+        options.network.apply(to: &request)
+
+        let exchange = Exchange(stage: Self.name, options: options.network, limiter: limiter)
+        let outcome = try exchange.send(request)
+        let response = outcome.response
+        let expected = options.expect.map { $0.contains(response.status) } ?? (200...299).contains(response.status)
+        if !expected {
+            let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
+            if response.status == 409 && options.onConflict == .skip {
+                return .skip(reason: "\(ServerMessage.statusLine(409))\(said)")
+            }
+            let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
+            throw ItemFailed(
+                stage: Self.name, rule: "status",
+                message: "\(method) \(Redaction.url(request.url)) answered \(ServerMessage.statusLine(response.status))"
+                    + "\(attempts)\(said)",
+                expected: options.expect.map { $0.map(String.init).joined(separator: ", ") } ?? "2xx",
+                actual: String(response.status))
+        }
+        if let name = context.resultName {
+            let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
+            if text.isEmpty {
+                item.facts[name] = .object(["status": .int(Int64(response.status))])
+            } else if let value = try? JSONValue.parse(response.body) {
+                // Templates read the answer as sent; reports get a copy without signatures and tokens.
+                item.templateValues["result:" + name] = value
+                item.facts[name] = Redaction.json(value)
+            } else {
+                throw ItemFailed(
+                    stage: Self.name, rule: "response",
+                    message: "\(method) \(Redaction.url(request.url)) answered \(response.status) with a body that is "
+                        + "not JSON (saved as '\(name)' for later templates)",
+                    actual: String(Redaction.text(text).prefix(120)))
+            }
+        }
+        return .proceed
+    }
+}
+
+/// One `Name: template` header line; a mapping in the file keeps its order.
+public struct HeaderTemplate: Sendable, Equatable {
+    public var name: String
+    public var value: Template
+}
+
+/// Request headers as written in the file: a mapping of names to value templates, order kept.
+public struct HeaderTemplates: OptionValue, Sendable, Equatable {
+    public var entries: [HeaderTemplate] = []
+    public init() {}
+
+    public init(from node: ConfigNode) throws {
+        guard case .mapping(let pairs) = node.kind else {
+            if node.isNull { return }
+            throw node.error("expected a mapping of header names to values, found \(node.kindDescription)")
+        }
+        entries = try pairs.map { pair in
+            let name = try String(from: pair.key)
+            if name.isEmpty || name.contains(where: { $0 == ":" || $0.isWhitespace }) {
+                throw pair.key.error("'\(name)' is not a header name")
+            }
+            return HeaderTemplate(name: name, value: try Template(from: pair.value))
+        }
+    }
+
+    public static var jsonSchema: JSONValue {
+        ["type": "object", "additionalProperties": ["type": ["string", "number", "boolean"]]]
+    }
+}

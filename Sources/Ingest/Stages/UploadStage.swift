@@ -1,0 +1,366 @@
+import Foundation
+import IngestNative
+
+/// `upload`: sends the current file (`Item.artifact`) — streamed from disk in 256 KiB chunks with an exact
+/// Content-Length, never read whole — to a signed URL (`put`), an S3 presigned POST form (`s3-post`), or a local
+/// folder (`local`, atomically). Retries restart the body at byte 0; an expired signed URL is renewed once by
+/// running the ticket request again.
+public struct UploadStage: Stage {
+    public enum Method: String, OptionEnum, Sendable {
+        case put
+        case s3Post = "s3-post"
+        case local
+    }
+
+    public enum ExpiredPolicy: String, OptionEnum, Sendable {
+        case renew, fail
+    }
+
+    public struct Options: StageOptions, Sendable {
+        public var method = Method.put
+        public var url: Template?
+        public var headers = HeaderTemplates()
+        public var contentType: Template?
+        public var fields: TemplateValue?
+        public var expect: [Int]?
+        public var key: Template?
+        public var dir: String?
+        public var overwrite = true
+        public var onExpired = ExpiredPolicy.renew
+        public var network = NetworkOptions()
+        public init() {}
+
+        public static var fields: [OptionField<Options>] {
+            [
+                OptionField(
+                    "method", \.method,
+                    doc:
+                        "`put` (PUT to a signed URL), `s3-post` (S3 presigned POST form) or `local` (copy into `dir`).",
+                    default: "put"),
+                OptionField("url", \.url, doc: "Target URL template (`{{ticket.upload_url}}`); put and s3-post."),
+                OptionField("headers", \.headers, doc: "Extra request header templates.", default: "{}"),
+                OptionField(
+                    "content_type", \.contentType,
+                    doc:
+                        "Content-Type template; sniffed from the bytes when absent (video/quicktime, audio/mp4, image/jpeg …)."
+                ),
+                OptionField(
+                    "fields", \.fields,
+                    doc: "s3-post form fields, sent in order before the file (`{{ticket.upload_fields}}` or a mapping)."
+                ),
+                OptionField(
+                    "expect", \.expect, doc: "Statuses that count as success.",
+                    default: "[200] for put; [204] or success_action_status for s3-post"),
+                OptionField(
+                    "key", \.key,
+                    doc: "local: path under `dir` (sanitised: no `..`, no leading `/`, no control characters).",
+                    default: "{{file.path}}"),
+                OptionField("dir", \.dir, doc: "local: destination folder; nothing is written outside it."),
+                OptionField(
+                    "overwrite", \.overwrite, doc: "local: replace an existing file at the key.", default: "true"),
+                OptionField(
+                    "on_expired", \.onExpired,
+                    doc:
+                        "A 403 saying the signed URL or policy expired: `renew` (run the ticket request again, once) or `fail`.",
+                    default: "renew"),
+            ] + NetworkOptions.fields(\.network)
+        }
+
+        public func validate(at node: ConfigNode) throws {
+            try network.validate(at: node)
+            switch method {
+            case .put, .s3Post:
+                if url == nil { throw node.error("method \(method.rawValue) needs 'url'") }
+                if dir != nil { throw node.error("'dir' is only for method local") }
+            case .local:
+                if dir == nil { throw node.error("method local needs 'dir'") }
+                if url != nil { throw node.error("'url' is not used by method local") }
+            }
+            if fields != nil && method != .s3Post { throw node.error("'fields' is only for method s3-post") }
+            if method == .s3Post && fields == nil {
+                throw node.error("method s3-post needs 'fields' (the ticket's form fields)")
+            }
+            for status in expect ?? [] where !(100...599).contains(status) {
+                throw node.error("expect: \(status) is not an HTTP status")
+            }
+        }
+    }
+
+    public static let name = "upload"
+    public static let summary =
+        "Uploads the file: PUT to a signed URL, S3 presigned POST, or an atomic copy into a folder."
+    public static let usesNetwork = true
+
+    let options: Options
+    let limiter: RateLimiter?
+
+    public init(options: Options) throws {
+        self.options = options
+        limiter = options.network.rate.map(RateLimiter.init(rate:))
+    }
+
+    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        let scope = TemplateScope(item: item, context: context, stage: Self.name)
+        switch options.method {
+        case .local: return try copyLocally(item, scope: scope, context: context)
+        case .put, .s3Post: break
+        }
+        var renewed = false
+        while true {
+            let prepared: Prepared
+            do {
+                prepared = try prepare(item, scope: scope)
+            } catch let failed as ItemFailed
+                where failed.failures.allSatisfy({ $0.rule == "policy.expiration" }) && options.onExpired == .renew
+                && !renewed
+            {
+                try renewTicket(item, said: failed.failures.first?.message)
+                renewed = true
+                continue
+            }
+            let observer = DigestObserver()
+            let total = prepared.request.body?.file?.size
+            observer.progress = { context.reportProgress(done: $0, total: total) }
+            let exchange = Exchange(stage: Self.name, options: options.network, limiter: limiter)
+            let outcome = try exchange.send(prepared.request, observer: observer)
+            let response = outcome.response
+            if prepared.expected.contains(response.status) {
+                if let file = prepared.request.body?.file, observer.count == file.size { observer.store(on: item) }
+                if let name = context.resultName {
+                    var result: JSONObject = [
+                        "status": .int(Int64(response.status)), "bytes": .int(prepared.request.body?.file?.size ?? 0),
+                        "content_type": .string(prepared.contentType),
+                    ]
+                    if let etag = response.header("ETag") {
+                        result["etag"] = .string(etag.trimmingCharacters(in: ["\""]))
+                    }
+                    if let location = response.header("Location") {
+                        result["location"] = .string(Redaction.url(location))
+                    }
+                    item.facts[name] = .object(result)
+                }
+                return .proceed
+            }
+            let said = ServerMessage.of(response)
+            if Self.isExpired(response), options.onExpired == .renew, !renewed {
+                try renewTicket(item, said: said)
+                renewed = true
+                continue
+            }
+            let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
+            throw ItemFailed(
+                stage: Self.name, rule: Self.isExpired(response) ? "expired" : "status",
+                message: "\(prepared.request.method) \(Redaction.url(prepared.request.url)) answered "
+                    + "\(ServerMessage.statusLine(response.status))\(attempts)\(said.map { ": \($0)" } ?? "")"
+                    + (renewed && Self.isExpired(response) ? " (even after renewing the ticket)" : ""),
+                expected: prepared.expected.map(String.init).joined(separator: ", "), actual: String(response.status))
+        }
+    }
+
+    /// S3 (and the fixture backend) say so in the 403 body: "Request has expired" for a presigned URL,
+    /// "Invalid according to Policy: Policy expired." for a POST policy.
+    static func isExpired(_ response: HTTPResponse) -> Bool {
+        guard response.status == 403 else { return false }
+        let text = response.bodyText.lowercased()
+        return text.contains("request has expired") || text.contains("policy expired")
+    }
+
+    /// Runs again the request stage whose `as:` result the URL or fields come from, so they are re-rendered from a
+    /// fresh ticket.
+    private func renewTicket(_ item: Item, said: String?) throws {
+        let roots = ((options.url?.variables ?? []) + (options.fields?.variables ?? []))
+            .map { String($0.split(separator: ".")[0]) }
+        guard let name = roots.first(where: { item.rerun[$0] != nil }), let rerun = item.rerun[name] else {
+            throw ItemFailed(
+                stage: Self.name, rule: "expired",
+                message: "the signed URL expired (\(said ?? "403")) and no earlier request stage made it with `as:`")
+        }
+        if case .skip(let reason) = try rerun() {
+            throw ItemFailed(
+                stage: Self.name, rule: "expired",
+                message: "the signed URL expired and renewing the ticket '\(name)' was refused: \(reason)")
+        }
+    }
+
+    struct Prepared {
+        var request: HTTPRequest
+        var expected: [Int]
+        var contentType: String
+    }
+
+    private func prepare(_ item: Item, scope: TemplateScope) throws -> Prepared {
+        guard let urlTemplate = options.url else {
+            throw ItemFailed(stage: Self.name, rule: "url", message: "method \(options.method.rawValue) needs 'url'")
+        }
+        let url = try urlTemplate.render(scope)
+        let contentType = try options.contentType?.render(scope) ?? Self.sniffedType(item.artifact)
+        let headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
+        var request: HTTPRequest
+        var expected: [Int]
+        do {
+            switch options.method {
+            case .put:
+                request = HTTPRequest(method: "PUT", url: url, headers: headers, body: try HTTPBody.file(item.artifact))
+                if !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+                    request.headers.append(("Content-Type", contentType))
+                }
+                expected = options.expect ?? [200]
+            case .s3Post:
+                let fields = try Self.formFields(try (options.fields ?? .object([])).render(scope), stage: Self.name)
+                let form = MultipartForm(
+                    fields: fields, fileName: item.fileName,
+                    fileType: fields.first {
+                        $0.0.caseInsensitiveCompare("Content-Type") == .orderedSame
+                    }?.1 ?? contentType)
+                request = HTTPRequest(
+                    method: "POST", url: url, headers: headers,
+                    body: try HTTPBody.file(item.artifact, head: form.head, tail: form.tail))
+                request.headers.append(("Content-Type", "multipart/form-data; boundary=\(form.boundary)"))
+                let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
+                expected = options.expect ?? [declared ?? 204]
+                try Self.checkPolicy(fields, fileName: item.fileName, fileSize: request.body?.file?.size ?? 0)
+            case .local:
+                preconditionFailure("local has no request")
+            }
+        } catch let error as SystemError {
+            throw ItemFailed(stage: Self.name, rule: "unreadable", message: "cannot read the file to upload: \(error)")
+        }
+        request.maxResponseBytes = 64 * 1024
+        options.network.apply(to: &request)
+        return Prepared(request: request, expected: expected, contentType: contentType)
+    }
+
+    /// S3 would refuse the form after the whole file arrived; the policy says so up front. A file that breaks a
+    /// condition (size range, key prefix, content type, expiry) fails here, naming it, and nothing is sent.
+    static func checkPolicy(_ fields: [(String, String)], fileName: String, fileSize: Int64) throws {
+        guard fields.contains(where: { $0.0.lowercased() == "policy" }) else { return }
+        var map: [String: String] = [:]
+        for (name, value) in fields { map[name] = value }
+        let policy: S3PostPolicy
+        do {
+            policy = try S3PostPolicy(decodingFields: map)
+        } catch {
+            throw ItemFailed(stage: name, rule: "policy", message: "\(error)")
+        }
+        let key = map.first { $0.key.lowercased() == "key" }?.value.replacingOccurrences(
+            of: "${filename}", with: fileName)
+        let violations = policy.check(fileSize: fileSize, key: key)
+        guard violations.isEmpty else {
+            throw ItemFailed(
+                violations.map {
+                    RuleFailure(
+                        stage: name, rule: "policy.\($0.rule)", message: "the S3 POST policy refuses the file: \($0)")
+                })
+        }
+    }
+
+    /// The rendered `fields` as ordered name/value text pairs; anything but an object of scalars fails the file.
+    static func formFields(_ value: JSONValue, stage: String) throws -> [(String, String)] {
+        guard case .object(let object) = value else {
+            throw ItemFailed(
+                stage: stage, rule: "fields",
+                message: "fields must be an object of form fields, found \(value.serialized().prefix(60))")
+        }
+        return try object.pairs.map { name, value in
+            switch value {
+            case .object, .array, .null:
+                throw ItemFailed(stage: stage, rule: "fields", message: "form field '\(name)' is not text")
+            default: return (name, value.stringValue ?? "")
+            }
+        }
+    }
+
+    /// The media type from the file's magic bytes (the extension can lie).
+    static func sniffedType(_ path: String) -> String {
+        let kind = (try? Sniffer.sniff(path: path)) ?? .unknown
+        switch kind {
+        case .quicktime: return "video/quicktime"
+        case .mp4: return "video/mp4"
+        case .m4a: return "audio/mp4"
+        case .matroska: return "video/x-matroska"
+        case .webm: return "video/webm"
+        case .wav: return "audio/wav"
+        case .mp3: return "audio/mpeg"
+        case .aac: return "audio/aac"
+        case .flac: return "audio/flac"
+        case .ogg: return "audio/ogg"
+        case .jpeg: return "image/jpeg"
+        case .png: return "image/png"
+        case .heif: return "image/heic"
+        case .gif: return "image/gif"
+        case .webp: return "image/webp"
+        default: return "application/octet-stream"
+        }
+    }
+
+    private func copyLocally(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
+        let key = try scope.sanitizedKey(try (options.key ?? Template("{{file.path}}")).render(scope))
+        let root = options.dir ?? "."
+        func fail(_ message: String) -> ItemFailed { ItemFailed(stage: Self.name, rule: "local", message: message) }
+        do {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        } catch {
+            throw fail("cannot create \(root): \(error.localizedDescription)")
+        }
+        guard let resolvedRoot = AtomicCopy.resolved(root) else { throw fail("cannot resolve \(root)") }
+        let destination = resolvedRoot + "/" + key
+        let parent = (destination as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        } catch {
+            throw fail("cannot create the folder for key '\(key)': \(error.localizedDescription)")
+        }
+        // A symlink inside the destination must not lead the copy out of it.
+        guard let resolvedParent = AtomicCopy.resolved(parent),
+            resolvedParent == resolvedRoot || resolvedParent.hasPrefix(resolvedRoot + "/")
+        else { throw fail("key '\(key)' leads outside \(root) (through a symlink)") }
+        let finalPath = resolvedParent + "/" + (destination as NSString).lastPathComponent
+        let observer = DigestObserver()
+        let bytes: Int64
+        do {
+            bytes = try AtomicCopy.copy(
+                from: item.artifact, to: finalPath, replace: options.overwrite, observer: observer)
+        } catch {
+            throw ItemFailed(
+                stage: Self.name, rule: { if case .changed = error { return "changed" } else { return "local" } }(),
+                message: "copy to \(finalPath) failed: \(error)")
+        }
+        observer.store(on: item)
+        if let name = context.resultName {
+            item.facts[name] = .object(["path": .string(finalPath), "key": .string(key), "bytes": .int(bytes)])
+        }
+        return .proceed
+    }
+}
+
+/// A multipart/form-data body (RFC 7578) for an S3 presigned POST: the fields in the given order, then the file
+/// part last (S3 ignores fields after the file). Only the head and tail are in memory; the file streams between.
+struct MultipartForm {
+    let boundary: String
+    let head: [UInt8]
+    let tail: [UInt8]
+
+    init(fields: [(String, String)], fileName: String, fileType: String, fileField: String = "file") {
+        // A boundary must not occur in any part; a random one practically never does, but check anyway.
+        let everything = fields.map { $0.0 + $0.1 }.joined() + fileName + fileType
+        var candidate: String
+        repeat {
+            candidate = "ingest-" + (0..<24).map { _ in String("0123456789abcdef".randomElement()!) }.joined()
+        } while everything.contains(candidate)
+        boundary = candidate
+        var text = ""
+        for (name, value) in fields {
+            text += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.quoted(name))\"\r\n\r\n\(value)\r\n"
+        }
+        text += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.quoted(fileField))\"; "
+        text += "filename=\"\(Self.quoted(fileName))\"\r\nContent-Type: \(fileType)\r\n\r\n"
+        head = Array(text.utf8)
+        tail = Array("\r\n--\(boundary)--\r\n".utf8)
+    }
+
+    /// RFC 7578 §4.2: in a quoted name, `"` and CR/LF are percent-encoded (as browsers do).
+    static func quoted(_ text: String) -> String {
+        text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+}

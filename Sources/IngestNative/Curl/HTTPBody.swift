@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A request body that is never held whole: head bytes, then optionally a file read in chunks, then tail bytes
+/// (a multipart form is head = fields + the file part's headers, tail = the closing boundary). Its length is
+/// known up front, so it goes out with an exact Content-Length.
+package struct HTTPBody: Sendable {
+    package struct FileSlice: Sendable {
+        package var path: String
+        /// Size and modification time (ns since 1970) the file must still have when its last byte is read: a file
+        /// that changes while it is sent fails the transfer instead of arriving torn.
+        package var size: Int64
+        package var modified: Int64
+        package init(path: String, size: Int64, modified: Int64) {
+            self.path = path
+            self.size = size
+            self.modified = modified
+        }
+    }
+
+    package var head: [UInt8]
+    package var file: FileSlice?
+    package var tail: [UInt8]
+
+    package init(head: [UInt8] = [], file: FileSlice? = nil, tail: [UInt8] = []) {
+        self.head = head
+        self.file = file
+        self.tail = tail
+    }
+
+    package static func bytes(_ bytes: [UInt8]) -> HTTPBody { HTTPBody(head: bytes) }
+
+    /// The file as it is now (its size and mtime become the ones it must keep).
+    package static func file(_ path: String, head: [UInt8] = [], tail: [UInt8] = []) throws(SystemError) -> HTTPBody {
+        let status = try FileStatus(path: path, followLinks: true)
+        return HTTPBody(
+            head: head, file: FileSlice(path: path, size: status.size, modified: status.modified), tail: tail)
+    }
+
+    package var length: Int64 { Int64(head.count) + (file?.size ?? 0) + Int64(tail.count) }
+}
+
+/// Sees the file's bytes as they are sent (hashing while streaming), and is told when the body restarts.
+package protocol HTTPBodyObserver: AnyObject {
+    func restart()
+    func consume(_ bytes: UnsafeRawBufferPointer)
+}
+
+/// Why a body could not be produced; the transfer fails with this instead of a bare "read error".
+package enum HTTPBodyProblem: Error, Equatable, Sendable, CustomStringConvertible {
+    case unreadable(SystemError)
+    case changed(String)
+
+    package var description: String {
+        switch self {
+        case .unreadable(let error): return "cannot read the file to send: \(error)"
+        case .changed(let what): return "the file changed while it was being sent (\(what)); nothing torn was kept"
+        }
+    }
+}
+
+/// Serves an `HTTPBody` to curl's read callback from an open descriptor; `seek(to:)` serves curl's seek callback
+/// so a retried or redirected request restarts at byte 0.
+final class HTTPBodyReader {
+    let body: HTTPBody
+    private var descriptor: Int32 = -1
+    private(set) var position: Int64 = 0
+    private(set) var problem: HTTPBodyProblem?
+    weak var observer: HTTPBodyObserver?
+
+    init(body: HTTPBody) throws(HTTPBodyProblem) {
+        self.body = body
+        if let file = body.file {
+            let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw .unreadable(SystemError(call: "open", path: file.path, errno: errno)) }
+            descriptor = fd
+            posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        }
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    func seek(to offset: Int64) -> Bool {
+        guard offset >= 0, offset <= body.length else { return false }
+        position = offset
+        if offset == 0 { observer?.restart() }
+        return true
+    }
+
+    /// Fills up to `capacity` bytes; 0 at the end; nil when the body cannot be produced (see `problem`).
+    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+        var written = 0
+        while written < capacity, position < body.length {
+            let headCount = Int64(body.head.count)
+            let fileSize = body.file?.size ?? 0
+            let room = capacity - written
+            if position < headCount {
+                let start = Int(position)
+                let count = min(room, body.head.count - start)
+                body.head.withUnsafeBytes { raw in
+                    (buffer + written).copyMemory(from: raw.baseAddress! + start, byteCount: count)
+                }
+                written += count
+                position += Int64(count)
+            } else if position < headCount + fileSize, let file = body.file {
+                let offset = position - headCount
+                let wanted = Int(min(Int64(room), fileSize - offset))
+                let got = pread(descriptor, buffer + written, wanted, off_t(offset))
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    problem = .unreadable(SystemError(call: "pread", path: file.path, errno: errno))
+                    return nil
+                }
+                if got == 0 {
+                    problem = .changed("it shrank below \(fileSize) bytes")
+                    return nil
+                }
+                observer?.consume(UnsafeRawBufferPointer(start: buffer + written, count: got))
+                written += got
+                position += Int64(got)
+                if position == headCount + fileSize, let change = changeSinceStart(file) {
+                    problem = .changed(change)
+                    return nil
+                }
+            } else {
+                let start = Int(position - headCount - fileSize)
+                let count = min(room, body.tail.count - start)
+                body.tail.withUnsafeBytes { raw in
+                    (buffer + written).copyMemory(from: raw.baseAddress! + start, byteCount: count)
+                }
+                written += count
+                position += Int64(count)
+            }
+        }
+        return written
+    }
+
+    /// Checked when the file's last byte has been read, before it is handed to curl.
+    private func changeSinceStart(_ file: HTTPBody.FileSlice) -> String? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return "fstat failed" }
+        let size = Int64(info.st_size)
+        let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        if size != file.size { return "size \(file.size) → \(size) bytes" }
+        if modified != file.modified { return "modification time changed" }
+        return nil
+    }
+}

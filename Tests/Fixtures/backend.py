@@ -1,0 +1,530 @@
+#!/usr/bin/env python3
+"""Fixture backend for ingest's network tests (Python 3 standard library only).
+
+Speaks the seed APIs exactly as ../shared/seeds/ show them (paths, JSON field names, status codes):
+  000/001  POST /api/upload-url            -> 001's {"success", "upload_info": {"upload_url", "storage_path"}}
+                                              plus 000's top-level "upload_url"/"storage_path" (a superset both
+                                              clients decode)
+  001      POST /api/analyze-video         -> {"success", "analysis": {"data_summary", "shots_detected", ...}}
+  002      POST /upload-url                -> {"upload_url", "image_key", "bucket_name", "expires_in", "content_type"}
+           POST /analyze                   -> {"success", "analysis_result": {"statusCode", "body": {...}}}
+  003      POST /api/v1/visit-transcripts/audio/upload/initiate   (Bearer auth; 409 for a second recording of a
+                                                                   pet on one day)
+           POST /api/v1/visit-transcripts/audio/upload/complete/{visit_id}
+Upload targets:
+  PUT  /signed/<path>?expires=<epoch>&sig=<hmac>   signed with the fixture's own HMAC; 403 "Request has expired"
+  POST /s3post/<bucket>                            S3-style presigned POST form, parsed strictly (RFC 7578 CRLFs,
+                                                   fields before the file, policy signature and expiry checked)
+Control:
+  GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests.
+Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action", ...}:
+  {"action": "status", "status": 500}                       plain error answer
+  {"action": "status", "status": 429, "retry_after": "1"}   with Retry-After
+  {"action": "reset", "after_bytes": 65536}                 read part of the body, then RST the connection
+  {"action": "delay", "seconds": 3}                         answer late (a slow server)
+  {"action": "expired_ticket"}                              hand out a ticket whose URL has already expired
+  {"action": "conflict"}                                    409 as 003's duplicate-recording answer
+Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN]; listens on 127.0.0.1, port 0.
+"""
+import argparse
+import base64
+import datetime
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+SECRET = b"fixture-signing-key"
+LOCK = threading.RLock()
+STATE = {
+    "objects": {},        # key -> {"sha256", "size", "count", "content_type"}
+    "callbacks": {},      # endpoint -> count
+    "tickets": {},        # endpoint -> count
+    "requests": [],       # [method, path, status]
+    "last_json": {},      # endpoint -> last JSON body received
+}
+FAULTS = []
+BEARER = None
+URL_TTL = 900
+VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
+PET_DAY = {}              # (pet_id, date) -> visit_id
+
+
+def sign(text):
+    return hmac.new(SECRET, text.encode(), hashlib.sha256).hexdigest()
+
+
+def take_fault(method, path):
+    with LOCK:
+        for fault in FAULTS:
+            if fault.get("times", 1) <= 0:
+                continue
+            if fault.get("method", method) != method or not path.startswith(fault.get("path", "")):
+                continue
+            fault["times"] = fault.get("times", 1) - 1
+            return dict(fault)
+    return None
+
+
+def count(kind, name):
+    with LOCK:
+        STATE[kind][name] = STATE[kind].get(name, 0) + 1
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "ingest-fixture/1"
+
+    def log_message(self, fmt, *args):  # quiet
+        pass
+
+    # ---- plumbing ----
+    def send(self, status, body=b"", content_type="application/json", headers=None):
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+        elif isinstance(body, str):
+            body = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        with LOCK:
+            STATE["requests"].append([self.command, urlsplit(self.path).path, status])
+
+    def s3_error(self, status, code, message):
+        xml = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s</Message>"
+               "<RequestId>FIXTURE</RequestId></Error>" % (code, message))
+        self.send(status, xml, "application/xml")
+
+    def body_length(self):
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return None
+        return int(self.headers.get("Content-Length", "0"))
+
+    def read_body(self, limit=1 << 20):
+        length = self.body_length()
+        if length is None or length > limit:
+            return None
+        return self.rfile.read(length)
+
+    def read_json(self):
+        raw = self.read_body()
+        try:
+            return json.loads(raw or b"{}")
+        except ValueError:
+            return None
+
+    def reset(self, after_bytes):
+        """Reads part of the body, then closes with RST (SO_LINGER 0) so the client sees a broken connection."""
+        length = self.body_length() or 0
+        remaining = min(after_bytes, length)
+        while remaining > 0:
+            chunk = self.rfile.read(min(65536, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+        with LOCK:
+            STATE["requests"].append([self.command, urlsplit(self.path).path, "reset"])
+        self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        try:
+            self.rfile.close()
+            self.wfile.close()
+        finally:
+            self.request.close()
+
+    def apply_fault(self, fault):
+        """True when the fault answered the request."""
+        if fault is None:
+            return False
+        action = fault.get("action")
+        if action == "reset":
+            self.reset(fault.get("after_bytes", 65536))
+            return True
+        if action == "delay":
+            time.sleep(fault.get("seconds", 2))
+            return False
+        if action == "status":
+            self.drain()
+            headers = {}
+            if "retry_after" in fault:
+                headers["Retry-After"] = str(fault["retry_after"])
+            body = fault.get("body", {"detail": "injected %d" % fault["status"]})
+            self.send(fault["status"], body, headers=headers)
+            return True
+        return False
+
+    def drain(self):
+        length = self.body_length() or 0
+        while length > 0:
+            chunk = self.rfile.read(min(1 << 20, length))
+            if not chunk:
+                break
+            length -= len(chunk)
+
+    def base(self):
+        return "http://%s:%d" % self.server.server_address[:2]
+
+    def signed_put_url(self, key, expired=False):
+        expires = int(time.time()) + (-60 if expired else URL_TTL)
+        return "%s/signed/%s?expires=%d&X-Amz-Signature=%s" % (self.base(), key, expires, sign("PUT\n/%s\n%d" % (key, expires)))
+
+    # ---- routes ----
+    def do_GET(self):
+        path = urlsplit(self.path).path
+        if path == "/_state":
+            with LOCK:
+                snapshot = json.dumps(STATE)
+            self.send(200, snapshot)
+            return
+        self.send(404, {"detail": "Not Found"})
+
+    def do_PUT(self):
+        parts = urlsplit(self.path)
+        if not parts.path.startswith("/signed/"):
+            self.drain()
+            return self.send(404, {"detail": "Not Found"})
+        if self.apply_fault(take_fault("PUT", parts.path)):
+            return
+        key = parts.path[len("/signed/"):]
+        query = parse_qs(parts.query)
+        length = self.body_length()
+        if length is None:
+            self.drain()
+            return self.s3_error(411, "MissingContentLength", "You must provide the Content-Length HTTP header.")
+        try:
+            expires = int(query["expires"][0])
+            signature = query["X-Amz-Signature"][0]
+        except (KeyError, ValueError):
+            self.drain()
+            return self.s3_error(403, "AccessDenied", "Query-string authentication requires expires and X-Amz-Signature")
+        if not hmac.compare_digest(signature, sign("PUT\n/%s\n%d" % (key, expires))):
+            self.drain()
+            return self.s3_error(403, "SignatureDoesNotMatch", "The request signature we calculated does not match")
+        if expires < time.time():
+            self.drain()
+            return self.s3_error(403, "AccessDenied", "Request has expired")
+        digest = hashlib.sha256()
+        remaining = length
+        while remaining > 0:
+            chunk = self.rfile.read(min(1 << 20, remaining))
+            if not chunk:
+                return  # client went away: nothing is stored
+            digest.update(chunk)
+            remaining -= len(chunk)
+        self.store(key, digest.hexdigest(), length, self.headers.get("Content-Type"))
+        self.send(200, b"", headers={"ETag": '"%s"' % digest.hexdigest()[:32]})
+
+    def store(self, key, sha, size, content_type):
+        with LOCK:
+            entry = STATE["objects"].setdefault(key, {"count": 0})
+            entry.update({"sha256": sha, "size": size, "content_type": content_type})
+            entry["count"] += 1
+
+    def do_POST(self):
+        path = urlsplit(self.path).path
+        if path.startswith("/s3post/"):
+            return self.s3_post(path[len("/s3post/"):])
+        fault = take_fault("POST", path)
+        if fault and fault.get("action") == "conflict":
+            self.drain()
+            return self.send(409, {"detail": "Audio recording already exists for pet injected today. Visit ID: %s"
+                                   % uuid.uuid4()})
+        expired = bool(fault and fault.get("action") == "expired_ticket")
+        if not expired and self.apply_fault(fault):
+            return
+        body = self.read_json()
+        if body is None:
+            return self.send(400, {"detail": "body is not JSON"})
+        with LOCK:
+            STATE["last_json"][path] = body
+        if path == "/api/upload-url":                       # seeds 000 (option B) and 001
+            count("tickets", path)
+            if not isinstance(body.get("user_id"), str):
+                return self.send(422, {"detail": "user_id is required"})
+            name = body.get("filename") or "%s.mov" % uuid.uuid4()
+            storage_path = "users/%s/%s" % (body["user_id"], name)
+            url = self.signed_put_url(storage_path, expired)
+            return self.send(200, {"success": True, "upload_url": url, "storage_path": storage_path,
+                                   "upload_info": {"upload_url": url, "storage_path": storage_path}})
+        if path == "/api/analyze-video":                    # seed 001
+            count("callbacks", path)
+            storage_path = body.get("storage_path")
+            with LOCK:
+                stored = STATE["objects"].get(storage_path)
+            if stored is None:
+                return self.send(404, {"detail": "no video at %s" % storage_path})
+            return self.send(200, {"success": True, "analysis": {
+                "data_summary": "2 shots detected", "shots_detected": 2, "video_duration": 12.5,
+                "data_analysis": None}})
+        if path == "/upload-url":                           # seed 002
+            count("tickets", path)
+            ext = str(body.get("file_extension", "")).lower()
+            if ext not in ("jpg", "jpeg", "png", "heic", "heif"):
+                return self.send(400, {"error": "Invalid file extension. Allowed: jpg, jpeg, png, heic, heif"})
+            key = "uploads/%s.%s" % (uuid.uuid4(), ext)
+            return self.send(200, {"upload_url": self.signed_put_url(key, expired), "image_key": key,
+                                   "bucket_name": "image-discerner-dev", "expires_in": URL_TTL,
+                                   "content_type": "image/jpeg"})
+        if path == "/analyze":                              # seed 002
+            count("callbacks", path)
+            with LOCK:
+                stored = STATE["objects"].get(body.get("image_key"))
+            if stored is None or body.get("bucket_name") != "image-discerner-dev":
+                return self.send(404, {"error": "image not found"})
+            return self.send(200, {"success": True, "analysis_result": {"statusCode": 200, "body": {
+                "analysis_complete": True, "timestamp": datetime.datetime.utcnow().isoformat() + "Z",
+                "primary_subject": {"category": "commercial_vehicle", "subcategory": "delivery_van",
+                                    "operator": "UPS", "fleet_id": "1Z2345", "confidence": 0.91,
+                                    "additional_details": {"license_plate": "BRN123",
+                                                           "text_identifiers": ["1Z2345", "UPS"],
+                                                           "description": "UPS delivery vehicle"}},
+                "processing_metadata": {"total_processing_time_ms": 12, "response_format_version": "2.0"}}}})
+        if path.startswith("/api/v1/visit-transcripts/audio/upload/"):
+            return self.helppet(path, body, expired)
+        return self.send(404, {"detail": "Not Found"})
+
+    def helppet(self, path, body, expired):              # seed 003
+        if BEARER and self.headers.get("Authorization") != "Bearer " + BEARER:
+            return self.send(401, {"detail": "Could not validate credentials"})
+        if path.endswith("/initiate"):
+            count("tickets", path)
+            pet_id = body.get("pet_id")
+            if not isinstance(pet_id, str) or not isinstance(body.get("filename"), str):
+                return self.send(422, {"detail": "pet_id and filename are required"})
+            if body.get("content_type") != "audio/m4a":
+                return self.send(422, {"detail": "content_type must be audio/m4a"})
+            duration = body.get("estimated_duration_seconds")
+            if duration is not None and not isinstance(duration, (int, float)):
+                return self.send(422, {"detail": "estimated_duration_seconds must be a number"})
+            day = datetime.date.today().isoformat()
+            # One recording per pet per day: a second initiate is refused while the first ticket is live or its
+            # recording arrived; after the ticket expired unused, initiating again renews it (seed 003's advice).
+            with LOCK:
+                existing = PET_DAY.get((pet_id, day))
+                blocking = existing and (VISITS[existing]["s3_key"] in STATE["objects"]
+                                         or VISITS[existing]["expires_at"] > time.time())
+            if blocking:
+                return self.send(409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
+                                       % (pet_id, existing)})
+            visit_id = existing or str(uuid.uuid4())
+            now = datetime.datetime.utcnow()
+            key = "visit-recordings/%s/%s/%s.m4a" % (now.strftime("%Y/%m/%d"), pet_id, uuid.uuid4())
+            expiration = now + datetime.timedelta(seconds=-60 if expired else URL_TTL)
+            policy_doc = {"expiration": expiration.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "conditions": [
+                {"bucket": "helppetai-visit-recordings"}, {"key": key}, {"Content-Type": "audio/m4a"},
+                ["content-length-range", 1, 100 * 1024 * 1024],
+                {"x-amz-credential": "AKIAFIXTURE/%s/us-east-1/s3/aws4_request" % now.strftime("%Y%m%d")},
+                {"x-amz-algorithm": "AWS4-HMAC-SHA256"}, {"x-amz-date": now.strftime("%Y%m%dT%H%M%SZ")}]}
+            policy = base64.b64encode(json.dumps(policy_doc).encode()).decode()
+            with LOCK:
+                PET_DAY[(pet_id, day)] = visit_id
+                VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
+                                    "expires_at": time.time() + (-60 if expired else URL_TTL)}
+            return self.send(200, {
+                "visit_id": visit_id,
+                "upload_url": "%s/s3post/helppetai-visit-recordings" % self.base(),
+                "upload_fields": {
+                    "key": key, "Content-Type": "audio/m4a", "policy": policy,
+                    "x-amz-credential": policy_doc["conditions"][4]["x-amz-credential"],
+                    "x-amz-algorithm": "AWS4-HMAC-SHA256", "x-amz-date": policy_doc["conditions"][6]["x-amz-date"],
+                    "x-amz-signature": sign(policy)},
+                "s3_key": key, "bucket": "helppetai-visit-recordings", "expires_in": URL_TTL})
+        match = re.fullmatch(r"/api/v1/visit-transcripts/audio/upload/complete/([^/]+)", path)
+        if match:
+            count("callbacks", "/api/v1/visit-transcripts/audio/upload/complete")
+            visit = VISITS.get(match.group(1))
+            if visit is None:
+                return self.send(404, {"detail": "Visit not found"})
+            with LOCK:
+                stored = STATE["objects"].get(visit["s3_key"])
+            if stored is None:
+                return self.send(400, {"detail": "no audio uploaded for this visit"})
+            size = body.get("file_size_bytes")
+            if size is not None and size != stored["size"]:
+                return self.send(400, {"detail": "file_size_bytes %r does not match %d" % (size, stored["size"])})
+            return self.send(200, {
+                "uuid": match.group(1), "pet_id": visit["pet_id"], "visit_date": int(time.time()), "full_text": "",
+                "audio_transcript_url": "https://helppetai-visit-recordings.s3.amazonaws.com/" + visit["s3_key"],
+                "state": "processing", "metadata": {
+                    "s3_key": visit["s3_key"], "s3_bucket": "helppetai-visit-recordings",
+                    "filename": visit["filename"],
+                    "upload_completed_at": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "file_size_bytes": size, "duration_seconds": body.get("duration_seconds")}})
+        return self.send(404, {"detail": "Not Found"})
+
+    def s3_post(self, bucket):
+        """An S3 presigned POST target that checks the form's shape as strictly as S3 does, and more: every line
+        break must be CRLF, every field must precede the file part, and the boundary must not occur in a value."""
+        fault = take_fault("POST", "/s3post/" + bucket)
+        if self.apply_fault(fault):
+            return
+        match = re.match(r'multipart/form-data;\s*boundary="?([^";]+)"?$', self.headers.get("Content-Type", ""))
+        length = self.body_length()
+        if not match or length is None:
+            self.drain()
+            return self.s3_error(400, "MalformedPOSTRequest", "The body of your POST request is not well-formed "
+                                 "multipart/form-data.")
+        boundary = match.group(1).encode()
+        delimiter = b"--" + boundary
+        # Read the head (fields + file part headers) line by line, then stream the file part.
+        fields = []
+        first = self.rfile.readline()
+        consumed = len(first)
+        if first != delimiter + b"\r\n":
+            self.drain_rest(length - consumed)
+            return self.s3_error(400, "MalformedPOSTRequest", "body does not start with the boundary and CRLF")
+        file_info = None
+        while file_info is None:
+            headers = {}
+            while True:
+                line = self.rfile.readline(65536)
+                consumed += len(line)
+                if not line.endswith(b"\r\n"):
+                    self.drain_rest(length - consumed)
+                    return self.s3_error(400, "MalformedPOSTRequest", "a part header line does not end in CRLF")
+                if line == b"\r\n":
+                    break
+                name, _, value = line.decode().partition(":")
+                headers[name.strip().lower()] = value.strip()
+            disposition = headers.get("content-disposition", "")
+            name_match = re.search(r'\bname="([^"]*)"', disposition)
+            if not disposition.startswith("form-data") or not name_match:
+                self.drain_rest(length - consumed)
+                return self.s3_error(400, "MalformedPOSTRequest", "a part has no form-data name")
+            name = name_match.group(1)
+            file_match = re.search(r'\bfilename="([^"]*)"', disposition)
+            if name == "file":
+                file_info = {"filename": file_match.group(1) if file_match else None,
+                             "content_type": headers.get("content-type")}
+                break
+            value = b""
+            while True:
+                line = self.rfile.readline(1 << 20)
+                consumed += len(line)
+                if not line:
+                    return
+                if line == delimiter + b"\r\n":
+                    break
+                value += line
+            if not value.endswith(b"\r\n"):
+                self.drain_rest(length - consumed)
+                return self.s3_error(400, "MalformedPOSTRequest", "field %s does not end in CRLF" % name)
+            fields.append([name, value[:-2].decode()])
+        tail = b"\r\n" + delimiter + b"--\r\n"
+        file_size = length - consumed - len(tail)
+        if file_size < 0:
+            self.drain_rest(length - consumed)
+            return self.s3_error(400, "MalformedPOSTRequest", "body too short for the file part")
+        digest = hashlib.sha256()
+        remaining = file_size
+        while remaining > 0:
+            chunk = self.rfile.read(min(1 << 20, remaining))
+            if not chunk:
+                return
+            digest.update(chunk)
+            remaining -= len(chunk)
+        if self.rfile.read(len(tail)) != tail:
+            return self.s3_error(400, "MalformedPOSTRequest", "the file part is not followed by the closing boundary")
+        with LOCK:
+            STATE["last_json"]["/s3post/" + bucket] = {"fields": fields, "file": file_info, "size": file_size}
+        values = dict(fields)
+        for name, value in fields:
+            if boundary in value.encode():
+                return self.s3_error(400, "MalformedPOSTRequest", "the boundary occurs inside field %s" % name)
+        policy = values.get("policy", "")
+        if not hmac.compare_digest(values.get("x-amz-signature", ""), sign(policy)):
+            return self.s3_error(403, "SignatureDoesNotMatch", "The request signature we calculated does not match")
+        try:
+            document = json.loads(base64.b64decode(policy))
+            expiration = datetime.datetime.strptime(document["expiration"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        except (ValueError, KeyError):
+            return self.s3_error(400, "InvalidPolicyDocument", "Invalid Policy: Invalid JSON.")
+        if expiration < datetime.datetime.utcnow():
+            return self.s3_error(403, "AccessDenied", "Invalid according to Policy: Policy expired.")
+        for condition in document["conditions"]:
+            if isinstance(condition, dict):
+                for name, expected in condition.items():
+                    if name != "bucket" and values.get(name) != expected:
+                        return self.s3_error(403, "AccessDenied",
+                                             "Invalid according to Policy: Policy Condition failed: "
+                                             "[\"eq\", \"$%s\", \"%s\"]" % (name, expected))
+            elif condition[0] == "content-length-range" and not condition[1] <= file_size <= condition[2]:
+                return self.s3_error(400, "EntityTooLarge" if file_size > condition[2] else "EntityTooSmall",
+                                     "Your proposed upload exceeds the maximum allowed size")
+        key = values.get("key", "").replace("${filename}", file_info["filename"] or "")
+        self.store(key, digest.hexdigest(), file_size, values.get("Content-Type"))
+        status = int(values.get("success_action_status", "204"))
+        if status == 201:
+            location = "%s/s3post/%s/%s" % (self.base(), bucket, key)
+            xml = ("<PostResponse><Location>%s</Location><Bucket>%s</Bucket><Key>%s</Key><ETag>\"%s\"</ETag>"
+                   "</PostResponse>" % (location, bucket, key, digest.hexdigest()[:32]))
+            return self.send(201, xml, "application/xml", {"Location": location})
+        self.send(status if status in (200, 204) else 204, b"", headers={"ETag": '"%s"' % digest.hexdigest()[:32]})
+
+    def drain_rest(self, remaining):
+        while remaining > 0:
+            chunk = self.rfile.read(min(1 << 20, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address):  # a reset we caused is not news
+        pass
+
+
+def main():
+    global FAULTS, BEARER, URL_TTL
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--faults", default="[]")
+    parser.add_argument("--bearer")
+    parser.add_argument("--url-ttl", type=int, default=900)
+    args = parser.parse_args()
+    # A test process may spawn us from a thread that blocks signals (libdispatch does); unblock them so SIGTERM
+    # stops us, and leave when the parent is gone so a crashed test leaves no server behind.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
+    parent = os.getppid()
+
+    def watch_parent():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch_parent, daemon=True).start()
+    FAULTS = json.loads(args.faults)
+    BEARER = args.bearer
+    URL_TTL = args.url_ttl
+    server = Server(("127.0.0.1", 0), Handler)
+    temporary = args.port_file + ".tmp"
+    with open(temporary, "w") as handle:
+        handle.write(str(server.server_address[1]))
+    os.rename(temporary, args.port_file)
+    print(server.server_address[1], flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

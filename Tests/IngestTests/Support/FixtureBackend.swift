@@ -1,0 +1,105 @@
+import Foundation
+import IngestNative
+
+/// Tests/Fixtures/backend.py, started for one test on 127.0.0.1 with a port the kernel picks, with that test's
+/// faults; `state()` reads what it received (`GET /_state`), `stop()` ends it (the process this object started).
+final class FixtureBackend {
+    let port: Int
+    let folder: TemporaryFolder
+    private let process: Process
+
+    /// `faults`: the JSON list the fixture documents (`[{"method": "PUT", "action": "status", "status": 500}]`).
+    init(faults: String = "[]", bearer: String? = nil) throws {
+        folder = try TemporaryFolder("backend")
+        let portFile = folder.path + "/port"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
+            + (bearer.map { ["--bearer", $0] } ?? [])
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        var found: Int?
+        for _ in 0..<500 {  // bounded by attempts: up to ~10 s on a loaded machine
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text) {
+                found = value
+                break
+            }
+            if !process.isRunning { break }
+            usleep(20_000)
+        }
+        guard let found else {
+            process.terminate()
+            throw FixtureError(message: "the fixture backend did not start")
+        }
+        port = found
+    }
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    /// The fixture's `/_state` as a JSON object.
+    func state() throws -> [String: Any] {
+        let result = HTTPClient.shared.perform(HTTPRequest(method: "GET", url: base + "/_state"))
+        guard case .success(let response) = result, response.status == 200,
+            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        else { throw FixtureError(message: "GET /_state failed: \(result)") }
+        return object
+    }
+
+    func objects() throws -> [String: [String: Any]] { (try state()["objects"] as? [String: [String: Any]]) ?? [:] }
+    func counts(_ kind: String) throws -> [String: Int] { (try state()[kind] as? [String: Int]) ?? [:] }
+    func requests() throws -> [[Any]] { (try state()["requests"] as? [[Any]]) ?? [] }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        folder.remove()
+    }
+
+    deinit { stop() }
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// The environment for `ingest` in network tests: the test's own, without proxies (loopback must be direct).
+func environmentWithoutProxies(_ extra: [String: String] = [:]) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
+    for (key, value) in extra { environment[key] = value }
+    return environment
+}
+
+/// A file of `size` pseudo-random bytes (deterministic per seed), written in 1 MiB pieces.
+@discardableResult
+func writeRandomFile(_ path: String, size: Int, seed: UInt64 = 1) throws -> String {
+    try FileManager.default.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    FileManager.default.createFile(atPath: path, contents: nil)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    var remaining = size
+    while remaining > 0 {
+        let count = min(remaining, 1 << 20)
+        var bytes = [UInt8](repeating: 0, count: count)
+        for index in 0..<count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            bytes[index] = UInt8(truncatingIfNeeded: state)
+        }
+        try handle.write(contentsOf: bytes)
+        remaining -= count
+    }
+    return path
+}
+
+/// SHA-256 of a file, by the `sha256sum` tool (an oracle independent of the code under test).
+func sha256sum(_ path: String) throws -> String {
+    String(try runTool("sha256sum", [path]).stdout.prefix(64))
+}

@@ -442,3 +442,50 @@ import Testing
         #expect(left.isEmpty, "left in the work folder: \(left)")
     }
 }
+
+/// `kill -9` in the middle of uploads to the fixture backend, then a second run: tickets asked for before the kill
+/// are reused from the journal, every file ends stored once (one object per file), and only a call that was in
+/// flight at the kill is repeated.
+@Suite(.serialized) struct JournalUploadCrashTests {
+    let ingest = TestPaths.ingest
+
+    @Test(arguments: [11, 12] as [UInt64])
+    func killedMidUploadThenResumed(seed: UInt64) throws {
+        let backend = try FixtureBackend()
+        defer { backend.stop() }
+        let folder = try TemporaryFolder("upload-crash-\(seed)")
+        defer { folder.remove() }
+        let count = 12
+        for index in 0..<count {
+            _ = try writeRandomFile(
+                folder.path + "/in/user\(index % 3)/clip\(index).mov", size: 400_000 + index, seed: UInt64(index) + 1)
+        }
+        let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
+        var random = JournalCrashTests.SeededGenerator(state: seed)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ingest)
+        process.arguments = ["run", pipeline, "in", "-q"]
+        process.environment = environmentWithoutProxies()
+        process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        usleep(UInt32.random(in: 100_000...600_000, using: &random))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        let second = try runCommand(
+            ingest, ["run", pipeline, "in", "-q"], environment: environmentWithoutProxies(), directory: folder.path)
+        #expect(second.status == 0, "second run: \(second.stdout)\(second.stderr)")
+        // Each file is stored once, under the key its journaled uuid and ticket name.
+        #expect(try backend.objects().count == count)
+        // A call the server answered while the client was being killed was never journaled as done, so it is
+        // repeated: at most one per file in flight (concurrency 2). Every other call happened exactly once.
+        let tickets = try backend.counts("tickets")["/api/upload-url"] ?? 0
+        let callbacks = try backend.counts("callbacks")["/api/analyze-video"] ?? 0
+        #expect((count...count + 2).contains(tickets), "tickets: \(tickets)")
+        #expect((count...count + 2).contains(callbacks), "callbacks: \(callbacks)")
+        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        #expect(try journal.counts() == [.done: count])
+    }
+}

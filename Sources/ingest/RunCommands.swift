@@ -149,11 +149,16 @@ struct JournalOptions: ParsableArguments {
         journal ?? JournalOptions.defaultPath(workDirectory: workDirectory)
     }
 
-    /// `journal.sqlite` beside the work folder: `.ingest/work` gives `.ingest/journal.sqlite`.
+    /// `journal.sqlite` beside the work folder when that folder is a `work` folder of its own (`.ingest/work`
+    /// gives `.ingest/journal.sqlite`); otherwise `.ingest/journal.sqlite` in the current folder, so
+    /// `--work-dir /tmp` never puts the journal at `/journal.sqlite` (nor inside a folder that gets emptied).
     static func defaultPath(workDirectory: String) -> String {
         let trimmed =
             workDirectory.count > 1 && workDirectory.hasSuffix("/") ? String(workDirectory.dropLast()) : workDirectory
         let parent = (trimmed as NSString).deletingLastPathComponent
-        return (parent.isEmpty ? "" : parent + "/") + "journal.sqlite"
+        guard (trimmed as NSString).lastPathComponent == "work", !parent.isEmpty, parent != "/" else {
+            return ".ingest/journal.sqlite"
+        }
+        return parent + "/journal.sqlite"
     }
 }

@@ -32,7 +32,7 @@ import Testing
         #expect(lines.last == "2 passed, 1 failed, 0 skipped")
 
         let passing = try runCommand(
-            ingest, ["run", pipeline, folder.path + "/media/a.txt", folder.path + "/media/b.txt"])
+            ingest, ["run", pipeline, folder.path + "/media/a.txt", folder.path + "/media/b.txt"], directory: folder.path)
         #expect(passing.status == 0)
         #expect(passing.stdout.hasSuffix("2 passed, 0 failed, 0 skipped\n"))
     }

@@ -59,7 +59,8 @@ public struct S3UploadOptions: Sendable {
                 default: "AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 with an `endpoint`"),
             OptionField(
                 "access_key_id", path.appending(path: \.accessKeyID),
-                doc: "s3: access key ID (normally `${VAR}`); with `secret_access_key`, used instead of the environment.",
+                doc:
+                    "s3: access key ID (normally `${VAR}`); with `secret_access_key`, used instead of the environment.",
                 default: "AWS_ACCESS_KEY_ID"),
             OptionField(
                 "secret_access_key", path.appending(path: \.secretAccessKey),
@@ -113,7 +114,9 @@ public struct S3UploadOptions: Sendable {
             throw node.error("bucket: \(error)")
         }
         if let endpoint {
-            do { _ = try S3Endpoint(region: "us-east-1", url: endpoint) } catch { throw node.error("endpoint: \(error)") }
+            do { _ = try S3Endpoint(region: "us-east-1", url: endpoint) } catch {
+                throw node.error("endpoint: \(error)")
+            }
         }
         if (accessKeyID == nil) != (secretAccessKey == nil) {
             throw node.error("give both 'access_key_id' and 'secret_access_key', or neither (to use the environment)")
@@ -130,8 +133,10 @@ public struct S3UploadOptions: Sendable {
     func resolve(environment: [String: String]) throws -> (AWSCredentials, String) {
         let credentials: AWSCredentials
         if let accessKeyID, let secretAccessKey {
-            let missing = [accessKeyID.isEmpty ? "access_key_id" : nil, secretAccessKey.isEmpty ? "secret_access_key" : nil]
-                .compactMap { $0 }
+            let missing = [
+                accessKeyID.isEmpty ? "access_key_id" : nil, secretAccessKey.isEmpty ? "secret_access_key" : nil,
+            ]
+            .compactMap { $0 }
             guard missing.isEmpty else {
                 throw S3UploadConfigurationError(
                     message: "missing AWS credentials: \(missing.joined(separator: " and ")) rendered empty")
@@ -322,7 +327,7 @@ struct S3Uploader: Sendable {
         if checksum == .sha256 { createHeaders.append(("x-amz-checksum-algorithm", "SHA256")) }
         let (created, createAttempts) = try send("POST", url + "?uploads", headers: createHeaders, body: .bytes([]))
         guard created.status == 200,
-            let uploadID = ServerMessage.xmlElement("UploadId", in: created.bodyText), !uploadID.isEmpty
+            let uploadID = Self.xmlText("UploadId", in: created.bodyText), !uploadID.isEmpty
         else {
             if created.status == 200 {
                 throw fail("status", "CreateMultipartUpload \(Redaction.url(url)) answered without an UploadId")
@@ -352,7 +357,8 @@ struct S3Uploader: Sendable {
                 let (response, attempts) = try send(
                     "PUT", partURL, headers: partHeaders, payload: payload, body: HTTPBody(file: slice))
                 guard response.status == 200, let etag = response.header("ETag") else {
-                    throw refused("UploadPart \(number) of \(count) for \(Redaction.url(url))", response, attempts: attempts)
+                    throw refused(
+                        "UploadPart \(number) of \(count) for \(Redaction.url(url))", response, attempts: attempts)
                 }
                 completed.append((number, etag, partChecksum))
                 try afterPart?(number)
@@ -378,7 +384,7 @@ struct S3Uploader: Sendable {
             guard response.status == 200, !response.bodyText.contains("<Error>") else {
                 throw refused("CompleteMultipartUpload \(Redaction.url(url))", response, attempts: attempts)
             }
-            let etag = ServerMessage.xmlElement("ETag", in: response.bodyText) ?? response.header("ETag") ?? ""
+            let etag = Self.xmlText("ETag", in: response.bodyText) ?? response.header("ETag") ?? ""
             return (etag.trimmingCharacters(in: ["\""]), count)
         } catch {
             let aborted = abort(url: url, uploadQuery: uploadQuery)
@@ -405,6 +411,22 @@ struct S3Uploader: Sendable {
         }
     }
 
+    /// An element's text with the named entities and numeric references (`&#34;`, `&#x22;`, as Go's encoder writes
+    /// quotes) decoded.
+    static func xmlText(_ name: String, in text: String) -> String? {
+        guard var value = ServerMessage.xmlElement(name, in: text) else { return nil }
+        while let start = value.range(of: "&#"),
+            let end = value.range(of: ";", range: start.upperBound..<value.endIndex)
+        {
+            let digits = value[start.upperBound..<end.lowerBound]
+            let number =
+                digits.hasPrefix("x") || digits.hasPrefix("X") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
+            guard let number, let scalar = Unicode.Scalar(number) else { break }
+            value.replaceSubrange(start.lowerBound..<end.upperBound, with: String(Character(scalar)))
+        }
+        return value
+    }
+
     static func escapeXML(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
@@ -423,7 +445,8 @@ struct S3Uploader: Sendable {
     func hashSlice(_ slice: HTTPBody.FileSlice) throws -> SliceDigest {
         let fd = open(slice.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw fail("unreadable", "cannot read \(slice.path): \(SystemError(call: "open", path: slice.path, errno: errno))")
+            throw fail(
+                "unreadable", "cannot read \(slice.path): \(SystemError(call: "open", path: slice.path, errno: errno))")
         }
         defer { close(fd) }
         var sha = SHA256()
@@ -438,7 +461,8 @@ struct S3Uploader: Sendable {
             if got < 0 {
                 if errno == EINTR { continue }
                 throw fail(
-                    "unreadable", "cannot read \(slice.path): \(SystemError(call: "pread", path: slice.path, errno: errno))")
+                    "unreadable",
+                    "cannot read \(slice.path): \(SystemError(call: "pread", path: slice.path, errno: errno))")
             }
             if got == 0 { throw fail("changed", "the file shrank while it was being uploaded") }
             let bytes = UnsafeRawBufferPointer(start: buffer, count: got)

@@ -233,7 +233,7 @@ public struct UploadStage: Stage {
                 request.headers.append(("Content-Type", "multipart/form-data; boundary=\(form.boundary)"))
                 let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
                 expected = options.expect ?? [declared ?? 204]
-                try Self.checkPolicy(fields, fileName: item.fileName, fileSize: request.body?.file?.size ?? 0)
+            try Self.checkPolicy(fields, fileName: item.fileName, fileSize: request.body?.file?.size ?? 0)
             case .local, .s3:
                 preconditionFailure("\(options.method.rawValue) has no single prepared request")
             }
@@ -257,14 +257,12 @@ public struct UploadStage: Stage {
         } catch {
             throw ItemFailed(stage: name, rule: "policy", message: "\(error)")
         }
-        let key = map.first { $0.key.lowercased() == "key" }?.value.replacingOccurrences(
-            of: "${filename}", with: fileName)
+        let key = map.first { $0.key.lowercased() == "key" }?.value.replacingOccurrences(of: "${filename}", with: fileName)
         let violations = policy.check(fileSize: fileSize, key: key)
         guard violations.isEmpty else {
             throw ItemFailed(
                 violations.map {
-                    RuleFailure(
-                        stage: name, rule: "policy.\($0.rule)", message: "the S3 POST policy refuses the file: \($0)")
+                    RuleFailure(stage: name, rule: "policy.\($0.rule)", message: "the S3 POST policy refuses the file: \($0)")
                 })
         }
     }

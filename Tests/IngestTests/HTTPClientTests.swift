@@ -37,7 +37,8 @@ import Testing
     /// A signed PUT URL from the fixture (its seed-002 ticket endpoint), re-pointed at `key`'s signature.
     func signedURL(_ backend: FixtureBackend, key: String) throws -> String {
         // The fixture signs "PUT\n/<key>\n<expires>" with its own key; ask it through seed 000's ticket endpoint.
-        let body = HTTPBody.bytes(Array(#"{"user_id": "p", "filename": "\#(key.replacingOccurrences(of: "p/", with: ""))"}"#.utf8))
+        let body = HTTPBody.bytes(
+            Array(#"{"user_id": "p", "filename": "\#(key.replacingOccurrences(of: "p/", with: ""))"}"#.utf8))
         var request = HTTPRequest(method: "POST", url: backend.base + "/api/upload-url", body: body)
         request.headers = [("Content-Type", "application/json")]
         let response = try HTTPClient.shared.perform(request).get()
@@ -85,7 +86,8 @@ import Testing
         defer { folder.remove() }
         let path = try writeRandomFile(folder.path + "/growing.mov", size: 32 << 20)
         let url = try signedURL(backend, key: "p/torn")
-        let transfer = try HTTPClient.shared.start(HTTPRequest(method: "PUT", url: url, body: try HTTPBody.file(path))).get()
+        let transfer = try HTTPClient.shared.start(HTTPRequest(method: "PUT", url: url, body: try HTTPBody.file(path)))
+            .get()
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.seekToEnd()
         try handle.write(contentsOf: [1, 2, 3])
@@ -113,7 +115,8 @@ import Testing
     }
 
     @Test func s3ErrorBodiesShowCodeAndMessage() {
-        let xml = "<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>"
+        let xml =
+            "<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>"
         let response = HTTPResponse(
             status: 403, headers: [], body: Array(xml.utf8), truncated: false, effectiveURL: nil, bytesSent: 0)
         #expect(ServerMessage.of(response) == "AccessDenied: Request has expired")
@@ -155,8 +158,9 @@ import Testing
 
     @Test func builtInsAndMissingValues() throws {
         let scope = self.scope()
-        #expect(try Template("{{file.stem}}|{{file.ext}}|{{file.path}}|{{dir.name}}|{{env.API}}").render(scope)
-            == "visit one|m4a|pet-7/visit one.m4a|pet-7|https://api.test")
+        #expect(
+            try Template("{{file.stem}}|{{file.ext}}|{{file.path}}|{{dir.name}}|{{env.API}}").render(scope)
+                == "visit one|m4a|pet-7/visit one.m4a|pet-7|https://api.test")
         let uuid = try Template("{{uuid}}").render(scope)
         #expect(try Template("{{uuid}}").render(scope) == uuid)
         #expect(UUID(uuidString: uuid) != nil)
@@ -165,7 +169,8 @@ import Testing
         do {
             _ = try Template("{{env.NOPE}}").render(scope)
         } catch let failed as ItemFailed {
-            #expect(failed.failures.first?.message == "{{env.NOPE}} has no value: environment variable 'NOPE' is not set")
+            #expect(
+                failed.failures.first?.message == "{{env.NOPE}} has no value: environment variable 'NOPE' is not set")
         }
         #expect(throws: TemplateSyntaxError.self) { try Template("{{ unclosed") }
         #expect(throws: TemplateSyntaxError.self) { try Template("{{a..b}}") }

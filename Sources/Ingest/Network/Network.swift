@@ -286,7 +286,8 @@ extension Redaction {
                 if case .string(let text) = item {
                     let masked = fieldValue(name: key, value: text)
                     copy[key] = .string(
-                        tokenNames.contains(key.lowercased()) ? placeholder : masked == text ? self.text(url(text)) : masked)
+                        tokenNames.contains(key.lowercased())
+                            ? placeholder : masked == text ? self.text(url(text)) : masked)
                 } else {
                     copy[key] = json(item)
                 }

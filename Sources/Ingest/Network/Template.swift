@@ -315,6 +315,8 @@ final class DigestObserver: HTTPBodyObserver {
     private var md5 = Insecure.MD5()
     private(set) var count: Int64 = 0
     private var finalized: (String, String)?
+    /// Told the bytes done so far (the live progress display); called on the thread that reads the file.
+    var progress: ((Int64) -> Void)?
 
     func restart() {
         sha = SHA256()
@@ -327,6 +329,7 @@ final class DigestObserver: HTTPBodyObserver {
         sha.update(bufferPointer: bytes)
         md5.update(bufferPointer: bytes)
         count += Int64(bytes.count)
+        progress?(count)
     }
 
     private func finish() -> (String, String) {

@@ -56,7 +56,7 @@ public struct S3UploadOptions: Sendable {
                 default: "false (true for IP addresses and localhost)"),
             OptionField(
                 "region", path.appending(path: \.region), doc: "s3: the region requests are signed for.",
-                default: "AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 with an `endpoint`"),
+                default: "AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 when endpoint is given"),
             OptionField(
                 "access_key_id", path.appending(path: \.accessKeyID),
                 doc:
@@ -238,7 +238,7 @@ struct S3Uploader: Sendable {
     /// CreateMultipartUpload. `cachedSHA256` is the file's hash when an earlier stage already computed it.
     func upload(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String? = nil,
-        observer: DigestObserver? = nil
+        observer: DigestObserver? = nil, progress: ((Int64) -> Void)? = nil
     ) throws -> S3UploadResult {
         let status: FileStatus
         do {
@@ -256,7 +256,8 @@ struct S3Uploader: Sendable {
                 bucket: bucket, key: key, etag: etag, size: status.size, parts: 0, location: url,
                 contentType: contentType)
         }
-        let (etag, parts) = try multipartUpload(path: path, status: status, url: url, headers: headers)
+        let (etag, parts) = try multipartUpload(
+            path: path, status: status, url: url, headers: headers, progress: progress)
         return S3UploadResult(
             bucket: bucket, key: key, etag: etag, size: status.size, parts: parts, location: url,
             contentType: contentType)
@@ -315,7 +316,7 @@ struct S3Uploader: Sendable {
 
     /// CreateMultipartUpload → UploadPart × n → CompleteMultipartUpload; AbortMultipartUpload on any failure.
     private func multipartUpload(
-        path: String, status: FileStatus, url: String, headers: [(String, String)]
+        path: String, status: FileStatus, url: String, headers: [(String, String)], progress: ((Int64) -> Void)?
     ) throws -> (etag: String, parts: Int) {
         // Keep within 10,000 parts: raise the part size to whole MiB when the file needs it.
         var size = partSize
@@ -355,7 +356,8 @@ struct S3Uploader: Sendable {
                 let payload: SigV4Payload = payloadSigning == .signed ? .sha256(digest.sha256) : .unsigned
                 let partURL = "\(url)?partNumber=\(number)&\(uploadQuery)"
                 let (response, attempts) = try send(
-                    "PUT", partURL, headers: partHeaders, payload: payload, body: HTTPBody(file: slice))
+                    "PUT", partURL, headers: partHeaders, payload: payload, body: HTTPBody(file: slice),
+                    observer: progress.map { report in ProgressObserver { report(offset + $0) } })
                 guard response.status == 200, let etag = response.header("ETag") else {
                     throw refused(
                         "UploadPart \(number) of \(count) for \(Redaction.url(url))", response, attempts: attempts)
@@ -393,6 +395,18 @@ struct S3Uploader: Sendable {
                 failed.failures[index].message += aborted
             }
             throw failed
+        }
+    }
+
+    /// Reports the bytes of one part sent so far (restarting with a retried part).
+    final class ProgressObserver: HTTPBodyObserver {
+        let report: (Int64) -> Void
+        var count: Int64 = 0
+        init(_ report: @escaping (Int64) -> Void) { self.report = report }
+        func restart() { count = 0 }
+        func consume(_ bytes: UnsafeRawBufferPointer) {
+            count += Int64(bytes.count)
+            report(count)
         }
     }
 
@@ -508,9 +522,12 @@ extension UploadStage {
             return nil
         }()
         let observer = DigestObserver()
+        let total = (try? FileStatus(path: item.artifact, followLinks: true))?.size
+        let report: (Int64) -> Void = { context.reportProgress(done: $0, total: total) }
+        observer.progress = report
         let result = try s3.upload(
             path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
-            observer: observer)
+            observer: observer, progress: report)
         if cached == nil, result.parts == 0, observer.count == result.size { observer.store(on: item) }
         item.facts[context.resultName ?? Self.name] = result.json
         return .proceed

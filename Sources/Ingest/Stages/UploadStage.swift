@@ -102,7 +102,8 @@ public struct UploadStage: Stage {
 
     public static let name = "upload"
     public static let summary =
-        "Uploads the file: PUT to a signed URL, S3 presigned POST, or an atomic copy into a folder."
+        "Uploads the file: PUT to a signed URL, S3 presigned POST, an atomic copy into a folder, or straight into an S3 "
+        + "bucket (SigV4, multipart for large files)."
     public static let usesNetwork = true
 
     let options: Options
@@ -139,6 +140,8 @@ public struct UploadStage: Stage {
                 continue
             }
             let observer = DigestObserver()
+            let total = prepared.request.body?.file?.size
+            observer.progress = { context.reportProgress(done: $0, total: total) }
             let exchange = Exchange(stage: Self.name, options: options.network, limiter: limiter)
             let outcome = try exchange.send(prepared.request, observer: observer)
             let response = outcome.response
@@ -233,7 +236,7 @@ public struct UploadStage: Stage {
                 request.headers.append(("Content-Type", "multipart/form-data; boundary=\(form.boundary)"))
                 let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
                 expected = options.expect ?? [declared ?? 204]
-            try Self.checkPolicy(fields, fileName: item.fileName, fileSize: request.body?.file?.size ?? 0)
+                try Self.checkPolicy(fields, fileName: item.fileName, fileSize: request.body?.file?.size ?? 0)
             case .local, .s3:
                 preconditionFailure("\(options.method.rawValue) has no single prepared request")
             }
@@ -257,12 +260,14 @@ public struct UploadStage: Stage {
         } catch {
             throw ItemFailed(stage: name, rule: "policy", message: "\(error)")
         }
-        let key = map.first { $0.key.lowercased() == "key" }?.value.replacingOccurrences(of: "${filename}", with: fileName)
+        let key = map.first { $0.key.lowercased() == "key" }?.value.replacingOccurrences(
+            of: "${filename}", with: fileName)
         let violations = policy.check(fileSize: fileSize, key: key)
         guard violations.isEmpty else {
             throw ItemFailed(
                 violations.map {
-                    RuleFailure(stage: name, rule: "policy.\($0.rule)", message: "the S3 POST policy refuses the file: \($0)")
+                    RuleFailure(
+                        stage: name, rule: "policy.\($0.rule)", message: "the S3 POST policy refuses the file: \($0)")
                 })
         }
     }

@@ -210,6 +210,24 @@ import Testing
         }
     }
 
+    /// A key that would climb out of its prefix fails the file, and nothing is sent.
+    @Test func keyWithDotDotFailsTheFile() throws {
+        let folder = try TemporaryFolder("s3-key")
+        defer { folder.remove() }
+        try writeRandomFile(folder.path + "/in/a.bin", size: 1000)
+        let prefix = "key-\(UUID().uuidString.prefix(8))"
+        let (result, reports) = try run(
+            pipeline("      key: \"\(prefix)/../{{file.name}}\""), [folder.path + "/in"], in: folder,
+            environment: environment())
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let report = try #require(reports.first)
+        #expect(messages(report).contains { $0.contains("'..' segment") }, "\(messages(report))")
+        let listing = try server.curl(["\(server.endpoint)/\(bucket)?prefix=\(prefix)"])
+        #expect(!listing.body.contains("<Key>"), "\(listing.body)")
+        let root = try server.curl(["-s", "-I", objectURL("a.bin")])
+        #expect(root.status == 404)
+    }
+
     /// The file grows after part 1 is stored: part 2 refuses to send a torn file, and the upload is aborted, so
     /// ListMultipartUploads no longer shows it (it did while the upload was open).
     @Test func failedMultipartUploadIsAborted() throws {

@@ -67,7 +67,8 @@ public struct S3UploadOptions: Sendable {
                 doc: "s3: secret access key (normally `${VAR}`; never printed).", default: "AWS_SECRET_ACCESS_KEY"),
             OptionField(
                 "session_token", path.appending(path: \.sessionToken),
-                doc: "s3: session token of temporary credentials.", default: "AWS_SESSION_TOKEN"),
+                doc: "s3: session token of temporary credentials that go with `access_key_id`.",
+                default: "AWS_SESSION_TOKEN with the environment's keys"),
             OptionField(
                 "metadata", path.appending(path: \.metadata),
                 doc: "s3: user metadata templates, sent as `x-amz-meta-<name>` headers (`geohash: \"{{geohash}}\"`).",
@@ -143,7 +144,7 @@ public struct S3UploadOptions: Sendable {
             }
             credentials = AWSCredentials(
                 accessKeyID: accessKeyID, secretAccessKey: secretAccessKey,
-                sessionToken: sessionToken ?? environment["AWS_SESSION_TOKEN"])
+                sessionToken: sessionToken)  // the environment's token belongs to the environment's keys
         } else {
             do {
                 credentials = try AWSCredentials.fromEnvironment(environment)

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CIngestShims  // its header includes libavformat: FFmpeg enums may be attributed to this module
 
 #if canImport(Glibc)
     import Glibc

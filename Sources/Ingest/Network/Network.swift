@@ -147,13 +147,11 @@ struct Exchange {
             limiter?.acquire()
             let result = HTTPClient.shared.perform(request, observer: observer)
             let delay: Double
-            let reason: String
             switch result {
             case .success(let response):
                 guard Self.isRetryable(status: response.status) else {
                     return Outcome(response: response, attempts: attempt)
                 }
-                reason = "\(response.status)"
                 if let retryAfter = response.header("Retry-After").flatMap(Self.parseRetryAfter) {
                     delay = retryAfter
                 } else {
@@ -171,7 +169,6 @@ struct Exchange {
                         message: "\(request.method) \(Redaction.url(request.url)): \(Redaction.text(error.description))"
                     )
                 }
-                reason = error.description
                 delay = jitter(attempt)
                 if attempt >= options.maxAttempts
                     || Date().timeIntervalSince(started) + delay > options.maxElapsed.seconds
@@ -182,7 +179,6 @@ struct Exchange {
                             + " (after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
                 }
             }
-            _ = reason
             if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         }
     }

@@ -210,7 +210,10 @@ public struct UploadStage: Stage {
     }
 
     private func prepare(_ item: Item, scope: TemplateScope) throws -> Prepared {
-        let url = try options.url!.render(scope)
+        guard let urlTemplate = options.url else {
+            throw ItemFailed(stage: Self.name, rule: "url", message: "method \(options.method.rawValue) needs 'url'")
+        }
+        let url = try urlTemplate.render(scope)
         let contentType = try options.contentType?.render(scope) ?? Self.sniffedType(item.artifact)
         let headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
         var request: HTTPRequest
@@ -224,7 +227,7 @@ public struct UploadStage: Stage {
                 }
                 expected = options.expect ?? [200]
             case .s3Post:
-                let fields = try Self.formFields(try options.fields!.render(scope), stage: Self.name)
+                let fields = try Self.formFields(try (options.fields ?? .object([])).render(scope), stage: Self.name)
                 let form = MultipartForm(
                     fields: fields, fileName: item.fileName,
                     fileType: fields.first {
@@ -313,7 +316,7 @@ public struct UploadStage: Stage {
 
     private func copyLocally(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
         let key = try scope.sanitizedKey(try (options.key ?? Template("{{file.path}}")).render(scope))
-        let root = options.dir!
+        let root = options.dir ?? "."
         func fail(_ message: String) -> ItemFailed { ItemFailed(stage: Self.name, rule: "local", message: message) }
         do {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)

@@ -56,3 +56,6 @@ mib=$(echo "$BYTES / 1048576" | bc -l)
 printf '  curl -T : %6.2f s  %7.1f MiB/s  peak RSS %6d KiB\n' "$curl_s" "$(echo "$mib / $curl_s" | bc -l)" "$(rss "$WORK/curl.time")"
 printf '  ingest  : %6.2f s  %7.1f MiB/s  peak RSS %6d KiB\n' "$ingest_s" "$(echo "$mib / $ingest_s" | bc -l)" "$(rss "$WORK/ingest.time")"
 printf '  ingest throughput / curl throughput: %.2f\n' "$(echo "$curl_s / $ingest_s" | bc -l)"
+
+# The same file by `upload: { method: s3 }` (multipart) to a local SeaweedFS vs `curl --aws-sigv4 -T`.
+if [ "${WITH_S3:-0}" = 1 ]; then INGEST="$INGEST" bash Benchmarks/s3upload.sh "$SIZE_MIB"; fi

@@ -3,13 +3,15 @@ import IngestNative
 
 /// `upload`: sends the current file (`Item.artifact`) — streamed from disk in 256 KiB chunks with an exact
 /// Content-Length, never read whole — to a signed URL (`put`), an S3 presigned POST form (`s3-post`), or a local
-/// folder (`local`, atomically). Retries restart the body at byte 0; an expired signed URL is renewed once by
+/// folder (`local`, atomically), or straight into a bucket with SigV4 (`s3`: one PUT, or multipart above a threshold;
+/// see `S3Uploader`). Retries restart the body at byte 0; an expired signed URL is renewed once by
 /// running the ticket request again.
 public struct UploadStage: Stage {
     public enum Method: String, OptionEnum, Sendable {
         case put
         case s3Post = "s3-post"
         case local
+        case s3
     }
 
     public enum ExpiredPolicy: String, OptionEnum, Sendable {
@@ -28,6 +30,7 @@ public struct UploadStage: Stage {
         public var overwrite = true
         public var onExpired = ExpiredPolicy.renew
         public var network = NetworkOptions()
+        public var s3 = S3UploadOptions()
         public init() {}
 
         public static var fields: [OptionField<Options>] {
@@ -35,7 +38,8 @@ public struct UploadStage: Stage {
                 OptionField(
                     "method", \.method,
                     doc:
-                        "`put` (PUT to a signed URL), `s3-post` (S3 presigned POST form) or `local` (copy into `dir`).",
+                        "`put` (PUT to a signed URL), `s3-post` (S3 presigned POST form), `local` (copy into `dir`) or "
+                        + "`s3` (SigV4-signed upload into `bucket`, multipart for large files).",
                     default: "put"),
                 OptionField("url", \.url, doc: "Target URL template (`{{ticket.upload_url}}`); put and s3-post."),
                 OptionField("headers", \.headers, doc: "Extra request header templates.", default: "{}"),
@@ -53,7 +57,8 @@ public struct UploadStage: Stage {
                     default: "[200] for put; [204] or success_action_status for s3-post"),
                 OptionField(
                     "key", \.key,
-                    doc: "local: path under `dir` (sanitised: no `..`, no leading `/`, no control characters).",
+                    doc:
+                        "local: path under `dir`; s3: object key (sanitised: no `..`, no leading `/`, no control characters).",
                     default: "{{file.path}}"),
                 OptionField("dir", \.dir, doc: "local: destination folder; nothing is written outside it."),
                 OptionField(
@@ -63,7 +68,7 @@ public struct UploadStage: Stage {
                     doc:
                         "A 403 saying the signed URL or policy expired: `renew` (run the ticket request again, once) or `fail`.",
                     default: "renew"),
-            ] + NetworkOptions.fields(\.network)
+            ] + S3UploadOptions.fields(\.s3) + NetworkOptions.fields(\.network)
         }
 
         public func validate(at node: ConfigNode) throws {
@@ -75,6 +80,15 @@ public struct UploadStage: Stage {
             case .local:
                 if dir == nil { throw node.error("method local needs 'dir'") }
                 if url != nil { throw node.error("'url' is not used by method local") }
+            case .s3:
+                if url != nil {
+                    throw node.error("'url' is not used by method s3 (give 'bucket', 'key' and 'endpoint')")
+                }
+                if dir != nil { throw node.error("'dir' is only for method local") }
+                try s3.validate(at: node)
+            }
+            if method != .s3, let name = s3.givenNames.first {
+                throw node.error("'\(name)' is only for method s3")
             }
             if fields != nil && method != .s3Post { throw node.error("'fields' is only for method s3-post") }
             if method == .s3Post && fields == nil {
@@ -88,21 +102,28 @@ public struct UploadStage: Stage {
 
     public static let name = "upload"
     public static let summary =
-        "Uploads the file: PUT to a signed URL, S3 presigned POST, or an atomic copy into a folder."
+        "Uploads the file: PUT to a signed URL, S3 presigned POST, an atomic copy into a folder, or straight into an S3 "
+        + "bucket (SigV4, multipart for large files)."
     public static let usesNetwork = true
 
     let options: Options
     let limiter: RateLimiter?
+    let s3: S3Uploader?
 
     public init(options: Options) throws {
         self.options = options
         limiter = options.network.rate.map(RateLimiter.init(rate:))
+        // Credentials are resolved here, so missing ones fail the pipeline at load, before any file is read.
+        s3 =
+            options.method == .s3
+            ? try S3Uploader(stage: Self.name, options: options.s3, network: options.network, limiter: limiter) : nil
     }
 
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let scope = TemplateScope(item: item, context: context, stage: Self.name)
         switch options.method {
         case .local: return try copyLocally(item, scope: scope, context: context)
+        case .s3: return try uploadToS3(item, scope: scope, context: context)
         case .put, .s3Post: break
         }
         var renewed = false
@@ -219,8 +240,8 @@ public struct UploadStage: Stage {
                 let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
                 expected = options.expect ?? [declared ?? 204]
                 try Self.checkPolicy(fields, fileName: item.fileName, fileSize: request.body?.file?.size ?? 0)
-            case .local:
-                preconditionFailure("local has no request")
+            case .local, .s3:
+                preconditionFailure("\(options.method.rawValue) has no single prepared request")
             }
         } catch let error as SystemError {
             throw ItemFailed(stage: Self.name, rule: "unreadable", message: "cannot read the file to upload: \(error)")

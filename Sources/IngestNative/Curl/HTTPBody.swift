@@ -14,10 +14,24 @@ package struct HTTPBody: Sendable {
         /// that changes while it is sent fails the transfer instead of arriving torn.
         package var size: Int64
         package var modified: Int64
+        /// Where the slice starts in the file (an S3 multipart part); 0 for the whole file.
+        package var offset: Int64 = 0
+        /// The whole file's size when the slice was taken (checked, with `modified`, after the slice's last byte);
+        /// nil means `offset + size`.
+        package var fileSize: Int64?
         package init(path: String, size: Int64, modified: Int64) {
             self.path = path
             self.size = size
             self.modified = modified
+        }
+
+        /// `length` bytes from `offset` of a file whose whole size and mtime were `fileSize` and `modified`.
+        package init(path: String, offset: Int64, length: Int64, fileSize: Int64, modified: Int64) {
+            self.path = path
+            self.size = length
+            self.modified = modified
+            self.offset = offset
+            self.fileSize = fileSize
         }
     }
 
@@ -108,7 +122,7 @@ final class HTTPBodyReader {
             } else if position < headCount + fileSize, let file = body.file {
                 let offset = position - headCount
                 let wanted = Int(min(Int64(room), fileSize - offset))
-                let got = pread(descriptor, buffer + written, wanted, off_t(offset))
+                let got = pread(descriptor, buffer + written, wanted, off_t(file.offset + offset))
                 if got < 0 {
                     if errno == EINTR { continue }
                     problem = .unreadable(SystemError(call: "pread", path: file.path, errno: errno))
@@ -144,7 +158,8 @@ final class HTTPBodyReader {
         guard fstat(descriptor, &info) == 0 else { return "fstat failed" }
         let size = Int64(info.st_size)
         let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        if size != file.size { return "size \(file.size) → \(size) bytes" }
+        let expected = file.fileSize ?? file.offset + file.size
+        if size != expected { return "size \(expected) → \(size) bytes" }
         if modified != file.modified { return "modification time changed" }
         return nil
     }

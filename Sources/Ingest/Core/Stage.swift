@@ -118,6 +118,8 @@ public enum StageRegistry {
         StageDescriptor(ProbeStage.self),
         StageDescriptor(GeohashStage.self),
         StageDescriptor(JpegStage.self),
+        StageDescriptor(AudioStage.self),
+        StageDescriptor(VideoStage.self),
     ]
 
     public static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }

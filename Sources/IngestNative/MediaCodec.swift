@@ -39,11 +39,14 @@ package final class MediaDecoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     /// FFmpeg's name of the codec (`h264`, `aac`).
     package let codecName: String
+    /// Where the decoder's worker threads' error lines go (see `CodecLog`).
+    private let workerLog: CodecLog
 
     /// Opens the decoder for stream `index` of `input`. `strict` sets `err_recognition=explode`, so damage the
     /// decoder would otherwise conceal (a broken macroblock) is reported as an error. Throws `FFmpegError`, with
     /// `.decoderNotFound` and the codec's name when this FFmpeg has no decoder for it.
     package init(input: MediaInput, stream index: Int, strict: Bool, threads: Int = 0) throws {
+        let log = CodecLog()
         let found: (UnsafeMutablePointer<AVCodecContext>, String) = try input.withStream(index) { stream in
             guard let stream, let parameters = stream.pointee.codecpar else {
                 throw FFmpegError(
@@ -67,21 +70,30 @@ package final class MediaDecoder {
                 context.pointee.pkt_timebase = stream.pointee.time_base
                 context.pointee.thread_count = Int32(threads)
                 if strict { context.pointee.err_recognition |= AV_EF_EXPLODE }
+                // Before the open, which starts the worker threads with a copy of the context.
+                context.pointee.opaque = log.register()
                 try ffmpegCall("avcodec_open2") { avcodec_open2(context, codec, nil) }
             } catch {
                 avcodec_free_context(&local)
+                log.unregister()
                 throw error
             }
             return (context, name)
         }
         context = found.0
         codecName = found.1
+        workerLog = log
     }
 
     deinit {
         var local: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&local)
+        // Only now: the workers that could log through it are joined.
+        workerLog.unregister()
     }
+
+    /// Error lines the decoder's worker threads logged since the last call.
+    package func takeWorkerLog() -> [String] { workerLog.take() }
 
     /// Sends one packet, or nil to start draining (`avcodec_send_packet`). False means the decoder is full:
     /// receive its frames, then send the same packet again.

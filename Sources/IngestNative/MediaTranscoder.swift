@@ -296,7 +296,8 @@ package final class MediaTranscoder {
     }
 
     /// A decoder rejected data: counted with `skipDecodeErrors`, otherwise the end of the job.
-    private func decodeFailed(_ error: Error, lines: [String], lane: EncodeLane) throws {
+    private func decodeFailed(_ error: Error, lines callLines: [String], lane: EncodeLane) throws {
+        let lines = callLines + lane.decoder.takeWorkerLog().filter { !callLines.contains($0) }
         let text = lines.isEmpty ? "\(error)" : "\(lines.joined(separator: "; ")) (\(error))"
         let message = "\(lane.decoder.codecName) decoder: \(text)"
         guard plan.skipDecodeErrors else {

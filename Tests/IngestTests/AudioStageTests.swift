@@ -100,15 +100,31 @@ import Testing
 
     @Test func creationTimeIsKept() throws {
         let folder = try MediaFolder("audio-time")
-        let input = folder.file("visit.wav")
+        let input = folder.file("visit.m4a")
         try folder.ffmpeg(
-            "-f lavfi -i 'sine=duration=1' -metadata creation_time=2024-12-19T14:30:22.000000Z '\(folder.file("t.m4a"))'"
-        )
-        try folder.ffmpeg("-i '\(folder.file("t.m4a"))' -map_metadata 0 -c:a alac '\(folder.file("visit.m4a"))'")
-        _ = input
-        let (item, _) = try folder.run(try stage(), folder.file("visit.m4a"))
+            "-f lavfi -i 'sine=duration=1' -c:a alac -metadata creation_time=2024-12-19T14:30:22.000000Z '\(input)'")
+        let (item, fact) = try folder.run(try stage(), input)
+        #expect(fact["action"]?.stringValue == "transcoded")
         let tags = try folder.probe(item.artifact).format["tags"] as? [String: Any]
         #expect(tags?["creation_time"] as? String == "2024-12-19T14:30:22.000000Z")
+    }
+
+    /// Through the CLI: each bad file fails with its own message, the good one still passes, nothing is left over.
+    @Test func badFilesFailOneByOneInABatch() throws {
+        let folder = try MediaFolder("audio-batch")
+        try folder.sh("mkdir -p '\(folder.file("in"))'")
+        try folder.ffmpeg("-f lavfi -i 'sine=duration=2' -c:a libmp3lame in/good.mp3")
+        try folder.ffmpeg("-f lavfi -i anullsrc=r=44100:cl=mono -t 0 in/empty.wav")
+        try folder.ffmpeg("-f lavfi -i testsrc2=size=160x120 -t 1 -c:v libx264 -preset ultrafast in/silent.mp4")
+        let pipeline = folder.file("p.yml")
+        try folder.sh("printf 'version: 1\\nname: t\\nstages:\\n  - audio: {}\\n' > '\(pipeline)'")
+        let result = try runCommand(
+            TestPaths.ingest, ["run", pipeline, folder.file("in"), "--work-dir", folder.workDirectory])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("audio.empty:"), "\(result.stdout)")
+        #expect(result.stdout.contains("audio.no_audio:"), "\(result.stdout)")
+        #expect(result.stdout.hasSuffix("1 passed, 2 failed, 0 skipped\n"), "\(result.stdout)")
+        #expect(!folder.filesInWork().contains { $0.contains(".tmp") }, "\(folder.filesInWork())")
     }
 
     @Test func noAudioStreamFails() throws {

@@ -85,7 +85,7 @@ final class MediaFolder {
         guard let enumerator = FileManager.default.enumerator(atPath: workDirectory) else { return [] }
         return enumerator.compactMap { $0 as? String }.filter {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: workDirectory + "/" + $0, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: workDirectory + "/" + $0, isDirectory: &isDirectory)
             return !isDirectory.boolValue
         }
     }

@@ -70,6 +70,24 @@ import Testing
         #expect(fact["rotation"]?.stringValue == "kept as display matrix")
     }
 
+    /// What an iPhone records: HEVC 10-bit in a .mov; the stage must convert to 8-bit 4:2:0 H.264 in auto mode.
+    @Test func hevcTenBitBecomesEightBitH264() throws {
+        let folder = try MediaFolder("video-hevc")
+        let input = try makeClip(
+            folder, "iphone.mov", size: "480x270", seconds: 1,
+            video: "-c:v libx265 -preset ultrafast -pix_fmt yuv420p10le -tag:v hvc1 -x265-params log-level=error",
+            audio: "-c:a aac -ac 2")
+        let (item, fact) = try folder.run(try stage(), input)
+        #expect(fact["video"]?.stringValue == "encoded")
+        #expect(fact["audio"]?.stringValue == "copied")
+        let video = try #require(try folder.stream(item.artifact, "video"))
+        #expect(video["codec_name"] as? String == "h264")
+        #expect(video["pix_fmt"] as? String == "yuv420p")
+        #expect(video["width"] as? Int == 480)
+        #expect(video["nb_read_packets"] as? String == "25")
+        #expect(abs(try folder.duration(item.artifact) - 1) <= 1.0 / 25)
+    }
+
     @Test func compliantStreamsAreRemuxed() throws {
         let folder = try MediaFolder("video-remux")
         let input = try makeClip(

@@ -39,6 +39,26 @@ extension MediaInput {
         withStream(index) { stream in stream.map { ($0.pointee.time_base.num, $0.pointee.time_base.den) } }
     }
 
+    /// How many bytes the container's index says are missing for stream `index`: the end of its furthest sample
+    /// (`avformat_index_get_entry`: position + size) past the end of the file. A truncated upload ends the
+    /// demuxer early with a plain EOF, so this is how a cut-short file is told from a complete one. 0 when the
+    /// data is all there or the container keeps no index (Matroska without cues, WAV).
+    package func missingBytes(ofStream index: Int) -> Int64 {
+        guard let pb = context.pointee.pb else { return 0 }
+        let fileSize = avio_size(pb)
+        guard fileSize > 0 else { return 0 }
+        return withStream(index) { stream in
+            guard let stream else { return 0 }
+            var end: Int64 = 0
+            let count = avformat_index_get_entries_count(stream)
+            for entry in 0..<max(0, count) {
+                guard let item = avformat_index_get_entry(stream, entry) else { continue }
+                end = max(end, item.pointee.pos + Int64(item.pointee.size))
+            }
+            return max(0, end - fileSize)
+        }
+    }
+
     /// The codec tag of a stream as four characters (`avc1`, `zzzz`), for naming codecs FFmpeg does not know.
     package func codecTag(ofStream index: Int) -> String? {
         withStream(index) { stream in

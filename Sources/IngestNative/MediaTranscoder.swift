@@ -143,6 +143,7 @@ package final class MediaTranscoder {
     }
 
     private func runCaptured(to path: String) throws -> TranscodeStats {
+        try checkComplete()
         let output: MediaOutput
         do {
             output = try MediaOutput(path: path, container: plan.container)
@@ -236,6 +237,19 @@ package final class MediaTranscoder {
     }
 
     // MARK: - Steps
+
+    /// A truncated upload ends the demuxer early with a plain EOF, and a stream copy would then pass it on cut
+    /// short. The index tells: samples it lists past the end of the file. Checked before any output is made.
+    private func checkComplete() throws {
+        for index in [plan.video?.stream, plan.audio?.stream].compactMap({ $0 }) {
+            let missing = input.missingBytes(ofStream: index)
+            guard missing > 0 else { continue }
+            let message = "the file is cut short: stream \(index)'s data runs \(missing) bytes past its end (truncated)"
+            guard plan.skipDecodeErrors else { throw TranscodeError(.corrupt, message) }
+            stats.decodeErrors += 1
+            if stats.firstDecodeError == nil { stats.firstDecodeError = message }
+        }
+    }
 
     private func openDecoder(_ index: Int) throws -> MediaDecoder {
         do {
@@ -349,7 +363,9 @@ package final class MediaTranscoder {
             // The first sample's time in the encoder's 1/sample_rate base keeps audio in step with video.
             if let pts = frame.bestEffortTimestamp, lane.inputTimeBase.den > 0 {
                 let seconds = Double(pts) * Double(lane.inputTimeBase.num) / Double(lane.inputTimeBase.den)
-                lane.nextSamplePTS = Int64((seconds * Double(lane.encoder.timeBase.den)).rounded())
+                let samples = (seconds * Double(lane.encoder.timeBase.den)).rounded()
+                // A damaged timestamp must not trap the conversion; such a stream simply starts at zero.
+                lane.nextSamplePTS = abs(samples) < 1e15 ? Int64(samples) : 0
             }
         }
         guard let resampler = lane.resampler else { return }

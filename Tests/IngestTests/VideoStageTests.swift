@@ -162,6 +162,33 @@ import Testing
         #expect(folder.filesInWork() == ["video/broken.mp4"])
     }
 
+    /// An upload cut short (moov first, media data truncated): even a stream copy must notice the missing packets.
+    @Test func truncatedFileFailsEvenWhenRemuxing() throws {
+        let folder = try MediaFolder("video-truncated")
+        let whole = try makeClip(
+            folder, "whole.mp4", video: "-c:v libx264 -preset ultrafast", audio: "-c:a aac",
+            extra: "-movflags +faststart")
+        let input = folder.file("cut.mp4")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: whole)[.size] as? NSNumber).intValue
+        try folder.sh("head -c \(size * 2 / 3) '\(whole)' > '\(input)'")
+        let failure = try #require(try folder.failure(try stage(), input))
+        #expect(failure.rule == "corrupt")
+        #expect(failure.message.contains("cut short"), "\(failure.message)")
+        #expect(folder.filesInWork().isEmpty)
+    }
+
+    /// A clip cut with an edit list (as phone editors trim) lists samples the demuxer skips: still complete.
+    @Test func editListIsNotMistakenForTruncation() throws {
+        let folder = try MediaFolder("video-editlist")
+        let whole = try makeClip(
+            folder, "whole.mp4", seconds: 3, video: "-c:v libx264 -preset veryfast", audio: "-c:a aac")
+        let input = folder.file("trimmed.mp4")
+        try folder.ffmpeg("-ss 1.3 -i '\(whole)' -c copy '\(input)'")
+        let (item, fact) = try folder.run(try stage(), input)
+        #expect(fact["action"]?.stringValue == "remuxed")
+        #expect(abs(try folder.duration(item.artifact) - (try folder.duration(input))) <= 1.0 / 25)
+    }
+
     @Test func unsupportedCodecIsNamed() throws {
         let folder = try MediaFolder("video-codec")
         let input = try makeClip(folder, "odd.mp4", video: "-c:v libx264 -preset ultrafast", audio: "-an")

@@ -170,6 +170,8 @@ enum AtomOrder {
             }
             guard size >= 8 else { return nil }
             types.append(type)
+            // A box claiming to run past the end (a truncated file) is the last one; no overflow on a huge size.
+            guard size < end - offset else { break }
             offset += size
         }
         return types

@@ -130,7 +130,8 @@ public struct VideoStage: Stage {
         }
 
         var frameRate = (num: Int32(30), den: Int32(1))
-        if let rate = video.frameRate, rate > 0 {
+        // A header can claim any rate; only a plausible one is passed on as the encoder's rate-control hint.
+        if let rate = video.frameRate, rate > 0, rate <= 1000 {
             let capped = min(rate, options.maxFPS ?? rate)
             frameRate = (Int32((capped * 1000).rounded()), 1000)
         }

@@ -68,6 +68,7 @@ final class MediaFolder {
             if size == 1 { size = header[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
             if size == 0 { size = end - offset }
             try #require(size >= 8)
+            if size >= end - offset { break }
             offset += size
         }
         return types

@@ -19,14 +19,16 @@ LONG_MIN="${LONG_MIN:-10}"
 ff=(ffmpeg -nostdin -hide_banner -loglevel error -y)
 mkdir -p "$WORK/in"
 
-# Runs a command under /usr/bin/time; sets wall (s) and rss (peak resident KiB).
+# Runs a command under /usr/bin/time; sets wall (s), cpu (user + sys s: steadier than wall on a shared machine)
+# and rss (peak resident KiB).
 measure() {
-    /usr/bin/time -f '%e %M' -o "$WORK/time.txt" "$@" >"$WORK/stdout.txt" 2>"$WORK/stderr.txt" || {
+    /usr/bin/time -f '%e %M %U %S' -o "$WORK/time.txt" "$@" >"$WORK/stdout.txt" 2>"$WORK/stderr.txt" || {
         cat "$WORK/stdout.txt" "$WORK/stderr.txt" >&2
         exit 1
     }
     wall=$(awk '{print $1}' "$WORK/time.txt")
     rss=$(awk '{print $2}' "$WORK/time.txt")
+    cpu=$(awk '{print $3 + $4}' "$WORK/time.txt")
 }
 # Runs `ingest run` with a one-stage pipeline on one file.
 ingest_run() { # STAGE-YAML FILE
@@ -46,14 +48,14 @@ echo "== video: 60 s 1080p30 → 720p H.264 CRF 23 veryfast + AAC =="
 ls -l "$WORK/in/game.mov" | awk '{printf "input: %.1f MB\n", $5/1e6}'
 measure "${ff[@]}" -i "$WORK/in/game.mov" -vf scale=1280:720 -c:v libx264 -preset veryfast -crf 23 \
     -c:a aac -b:a 128k -movflags +faststart "$WORK/ffmpeg.mp4"
-ff_wall=$wall ff_rss=$rss
+ff_wall=$wall ff_rss=$rss ff_cpu=$cpu
 ingest_run "video: { mode: transcode, max_width: 1280, max_height: 720, crf: 23, preset: veryfast }" "$WORK/in/game.mov"
-in_wall=$wall in_rss=$rss
+in_wall=$wall in_rss=$rss in_cpu=$cpu
 out=$(find "$WORK/work" -name '*.mp4')
-printf '  ffmpeg  %6.2f s wall  %7d KiB peak RSS  %s bytes\n' "$ff_wall" "$ff_rss" "$(stat -c %s "$WORK/ffmpeg.mp4")"
-printf '  ingest  %6.2f s wall  %7d KiB peak RSS  %s bytes\n' "$in_wall" "$in_rss" "$(stat -c %s "$out")"
-printf '  ratio ingest/ffmpeg: wall %.2fx, peak RSS %.2fx\n' \
-    "$(echo "$in_wall / $ff_wall" | bc -l)" "$(echo "$in_rss / $ff_rss" | bc -l)"
+printf '  ffmpeg  %6.2f s wall  %6.2f s CPU  %7d KiB peak RSS  %s bytes\n' "$ff_wall" "$ff_cpu" "$ff_rss" "$(stat -c %s "$WORK/ffmpeg.mp4")"
+printf '  ingest  %6.2f s wall  %6.2f s CPU  %7d KiB peak RSS  %s bytes\n' "$in_wall" "$in_cpu" "$in_rss" "$(stat -c %s "$out")"
+printf '  ratio ingest/ffmpeg: wall %.2fx, CPU %.2fx, peak RSS %.2fx\n' \
+    "$(echo "$in_wall / $ff_wall" | bc -l)" "$(echo "$in_cpu / $ff_cpu" | bc -l)" "$(echo "$in_rss / $ff_rss" | bc -l)"
 
 fi
 

@@ -32,6 +32,7 @@ demo: build
 
 bench: deps
 	bash Benchmarks/run.sh
+	bash Benchmarks/transcode.sh
 
 samples: deps
 	bash Samples/make-samples.sh

@@ -47,6 +47,9 @@ final class LogCapture {
         }
     }
 
+    /// Forgets the lines taken so far (a `CodecLog` hands them out once).
+    func reset() { lines = [] }
+
     private func add(_ line: String) {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, !lines.contains(trimmed), lines.count < 20 else { return }
@@ -66,6 +69,8 @@ private func ingestLogCallback(
 ) {
     guard let arguments else { return }
     guard let raw = pthread_getspecific(captureKey) else {
+        // A codec's worker thread (frame-threaded decoding) has no capture of its own: its context may route it.
+        if CodecLog.route(avcl, level: level, format: format, arguments: arguments) { return }
         av_log_default_callback(avcl, level, format, arguments)
         return
     }
@@ -75,6 +80,72 @@ private func ingestLogCallback(
         guard let base = buffer.baseAddress else { return }
         _ = vsnprintf(base, buffer.count, format, arguments)
         capture.append(String(cString: base))
+    }
+}
+
+/// Error lines a codec logs from its own worker threads, where no per-thread capture exists (a frame-threaded
+/// decoder reports "Error splitting the input into NAL units" from a worker). The codec context's `opaque` points
+/// at its `CodecLog` (FFmpeg copies `opaque` into each worker's context); the log callback finds it there, so the
+/// lines go into the transcode's error instead of stderr. Only registered pointers are trusted.
+package final class CodecLog {
+    private var stored: [String] = []
+    private let partial = LogCapture()
+
+    /// Registered logs; guarded by `registryLock`, which also serialises appends (several workers may log at once).
+    nonisolated(unsafe) private static var registry: Set<UnsafeMutableRawPointer> = []
+    private static let registryLock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
+
+    init() {}
+
+    /// Registers this log and returns the value for `AVCodecContext.opaque`. Pair with `unregister()`, called
+    /// only after the codec context (and its threads) is freed.
+    func register() -> UnsafeMutableRawPointer {
+        let pointer = Unmanaged.passUnretained(self).toOpaque()
+        pthread_mutex_lock(Self.registryLock)
+        Self.registry.insert(pointer)
+        pthread_mutex_unlock(Self.registryLock)
+        return pointer
+    }
+
+    func unregister() {
+        pthread_mutex_lock(Self.registryLock)
+        Self.registry.remove(Unmanaged.passUnretained(self).toOpaque())
+        pthread_mutex_unlock(Self.registryLock)
+    }
+
+    /// Returns and clears the lines collected so far.
+    func take() -> [String] {
+        pthread_mutex_lock(Self.registryLock)
+        defer { pthread_mutex_unlock(Self.registryLock) }
+        let lines = partial.lines
+        partial.reset()
+        return lines
+    }
+
+    /// Called by the log callback: true when `avcl` is a codec context whose `opaque` is a registered log (the
+    /// line was taken, or dropped when below error level).
+    static func route(
+        _ avcl: UnsafeMutableRawPointer?, level: Int32, format: UnsafePointer<CChar>?, arguments: CVaListPointer
+    ) -> Bool {
+        guard let avcl, let codecClass = avcodec_get_class(),
+            avcl.load(as: UnsafePointer<AVClass>?.self) == codecClass,
+            let opaque = avcl.assumingMemoryBound(to: AVCodecContext.self).pointee.opaque
+        else { return false }
+        pthread_mutex_lock(registryLock)
+        defer { pthread_mutex_unlock(registryLock) }
+        guard registry.contains(opaque) else { return false }
+        guard level <= AV_LOG_ERROR, let format else { return true }
+        let log = Unmanaged<CodecLog>.fromOpaque(opaque).takeUnretainedValue()
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 1024) { buffer in
+            guard let base = buffer.baseAddress else { return }
+            _ = vsnprintf(base, buffer.count, format, arguments)
+            log.partial.append(String(cString: base))
+        }
+        return true
     }
 }
 

@@ -130,9 +130,10 @@ package struct MediaStreamInfo: Sendable, Equatable {
 /// one open — the file itself — and whose interrupt callback enforces the deadline. Not thread-safe: one thread
 /// at a time.
 package final class MediaInput {
-    private var context: UnsafeMutablePointer<AVFormatContext>
+    /// Internal so the packet-reading extension (MediaInput+Packets.swift) can lend it to FFmpeg; never escapes.
+    let context: UnsafeMutablePointer<AVFormatContext>
     /// Owned here and freed after the context: the context's callbacks point at it.
-    private let guardState: UnsafeMutablePointer<IngestProbeGuard>
+    let guardState: UnsafeMutablePointer<IngestProbeGuard>
 
     package let demuxer: Demuxer
     /// FFmpeg's demuxer name (`mov,mp4,m4a,3gp,3g2,mj2`).
@@ -347,7 +348,7 @@ package final class MediaInput {
     }
 
     /// An `AVDictionary` as a Swift dictionary (`av_dict_get` with an empty key and `AV_DICT_IGNORE_SUFFIX`).
-    private static func dictionary(_ dictionary: OpaquePointer?) -> [String: String] {
+    static func dictionary(_ dictionary: OpaquePointer?) -> [String: String] {
         var result: [String: String] = [:]
         var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
         while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {

@@ -124,6 +124,8 @@ public enum StageRegistry {
         StageDescriptor(ProbeStage.self),
         StageDescriptor(GeohashStage.self),
         StageDescriptor(JpegStage.self),
+        StageDescriptor(AudioStage.self),
+        StageDescriptor(VideoStage.self),
         StageDescriptor(RequestStage.self),
         StageDescriptor(UploadStage.self),
     ]

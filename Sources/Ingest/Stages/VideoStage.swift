@@ -1,0 +1,203 @@
+import Foundation
+import IngestNative
+
+/// `video`: makes a .mov/.mp4/.mkv into H.264 (libx264) + AAC in MP4 or MOV with the moov atom first, within a
+/// size and frame-rate budget — what the hockey-analysis backend (seeds 000/001) can take from any phone. Streams
+/// that already comply are copied, not re-encoded (`mode: auto`).
+///
+/// Rotation is kept as metadata: the display matrix is copied to the output track, pixels stay as recorded (no
+/// extra pass over every frame, and a remux and a transcode of the same clip agree). `max_width`/`max_height`
+/// apply to the displayed orientation, so a portrait clip recorded 1920×1080 with a 90° matrix is limited as
+/// 1080×1920.
+public struct VideoStage: Stage {
+    public enum Container: String, OptionEnum, Sendable {
+        case mp4, mov
+    }
+
+    public enum Mode: String, OptionEnum, Sendable {
+        /// Copy each stream that already complies, encode the others.
+        case auto
+        /// Always decode and encode.
+        case transcode
+        /// Copy the streams as they are (no limits applied).
+        case remux
+    }
+
+    public struct Options: StageOptions, Sendable {
+        public var container = Container.mp4
+        public var mode = Mode.auto
+        public var maxWidth: Int?
+        public var maxHeight: Int?
+        public var crf = 23
+        public var bitrate: BitRate?
+        public var preset = "veryfast"
+        public var maxFPS: Double?
+        public var audioBitrate = BitRate(bitsPerSecond: 128_000)
+        public var onDecodeError = DecodeErrorPolicy.fail
+        public init() {}
+
+        public static var fields: [OptionField<Options>] {
+            [
+                OptionField("container", \.container, doc: "Output container: `mp4` or `mov`.", default: "mp4"),
+                OptionField(
+                    "mode", \.mode,
+                    doc:
+                        "`auto` copies streams that already comply (H.264/AAC within the limits) and encodes the rest; `transcode` always encodes; `remux` only copies.",
+                    default: "auto"),
+                OptionField(
+                    "max_width", \.maxWidth, doc: "Widest displayed width in pixels (aspect ratio kept).",
+                    default: "no limit"),
+                OptionField(
+                    "max_height", \.maxHeight, doc: "Tallest displayed height in pixels (aspect ratio kept).",
+                    default: "no limit"),
+                OptionField("crf", \.crf, doc: "x264 constant rate factor, 0…51 (lower is better).", default: "23"),
+                OptionField(
+                    "bitrate", \.bitrate, doc: "Average video bit rate (`2.5M`); replaces `crf` when given.",
+                    default: "none (crf)"),
+                OptionField(
+                    "preset", \.preset, doc: "x264 preset, `ultrafast` … `veryslow`.", default: "veryfast"),
+                OptionField(
+                    "max_fps", \.maxFPS, doc: "Highest frame rate; faster video has frames dropped.",
+                    default: "no limit"),
+                OptionField(
+                    "audio_bitrate", \.audioBitrate, doc: "AAC bit rate when audio is encoded.", default: "128k"),
+                OptionField(
+                    "on_decode_error", \.onDecodeError,
+                    doc: "`fail` the file on a damaged packet, or `skip` it and count it in the fact.",
+                    default: "fail"),
+            ]
+        }
+
+        public func validate(at node: ConfigNode) throws {
+            if let maxWidth, maxWidth < 16 { throw node.error("max_width must be at least 16") }
+            if let maxHeight, maxHeight < 16 { throw node.error("max_height must be at least 16") }
+            if !(0...51).contains(crf) { throw node.error("crf must be 0…51, found \(crf)") }
+            if let maxFPS, !(maxFPS > 0 && maxFPS <= 240) { throw node.error("max_fps must be 0…240, found \(maxFPS)") }
+            if !VideoStage.presets.contains(preset) {
+                throw node.error(
+                    "preset must be one of \(VideoStage.presets.joined(separator: ", ")), found '\(preset)'",
+                    suggestion: closestMatch(to: preset, in: VideoStage.presets))
+            }
+        }
+    }
+
+    public static let name = "video"
+    public static let summary =
+        "Transcodes or remuxes .mov/.mp4/.mkv to H.264 + AAC in a faststart MP4/MOV within size and frame-rate limits."
+
+    static let presets = [
+        "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo",
+    ]
+    /// x264's lookahead, bounded so memory stays flat whatever the preset (veryfast's own is 10).
+    static let x264Params = "rc-lookahead=10"
+
+    let options: Options
+    public init(options: Options) throws { self.options = options }
+
+    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        let stage = Self.name
+        let timeout = context.settings.probeTimeout
+        let before = try context.probe(item, stage: stage)
+        guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {
+            throw ItemFailed(
+                stage: stage, rule: "unsupported", message: "content is \(before.content.displayName), not a movie",
+                expected: "MOV, MP4 or MKV", actual: before.content.displayName)
+        }
+        guard let video = before.videoStreams.first, let width = video.width, let height = video.height else {
+            throw ItemFailed(stage: stage, rule: "no_video", message: "the file has no video stream")
+        }
+        let audio = before.audioStreams.first
+
+        // Limits apply to what a viewer sees: a quarter turn swaps the coded axes.
+        let quarterTurn = Int(((video.rotation ?? 0).rounded())).quotientAndRemainder(dividingBy: 180).remainder != 0
+        let target = Self.fit(
+            width: width, height: height, maxWidth: options.maxWidth, maxHeight: options.maxHeight,
+            swapped: quarterTurn)
+        let fitsSize = target.width == width && target.height == height
+        let fitsRate = options.maxFPS.map { (video.frameRate ?? 0) <= $0 + 0.01 } ?? true
+        let fitsBitRate =
+            options.bitrate.map { limit in (video.bitRate ?? Int64.max) <= Int64(Double(limit.bitsPerSecond) * 1.15) }
+            ?? true
+        let videoComplies = video.codecName == "h264" && fitsSize && fitsRate && fitsBitRate
+        let audioComplies = audio.map { $0.codecName == "aac" } ?? true
+
+        let copyVideo: Bool
+        let copyAudio: Bool
+        switch options.mode {
+        case .remux: (copyVideo, copyAudio) = (true, true)
+        case .transcode: (copyVideo, copyAudio) = (false, false)
+        case .auto: (copyVideo, copyAudio) = (videoComplies, audioComplies)
+        }
+
+        var frameRate = (num: Int32(30), den: Int32(1))
+        // A header can claim any rate; only a plausible one is passed on as the encoder's rate-control hint.
+        if let rate = video.frameRate, rate > 0, rate <= 1000 {
+            let capped = min(rate, options.maxFPS ?? rate)
+            frameRate = (Int32((capped * 1000).rounded()), 1000)
+        }
+        let videoSettings = VideoEncoderSettings(
+            width: target.width, height: target.height, crf: options.crf, bitRate: options.bitrate?.bitsPerSecond,
+            preset: options.preset, frameRate: frameRate, x264Params: Self.x264Params)
+        let videoPlan: VideoPlan = copyVideo ? .copy : .encode(videoSettings, maxFrameRate: options.maxFPS)
+        var audioPlan: (stream: Int, plan: AudioPlan)?
+        if let audio {
+            let rate = audio.sampleRate.flatMap { AudioStage.aacSampleRates.contains($0) ? $0 : nil } ?? 48000
+            let settings = AudioEncoderSettings(
+                bitRate: options.audioBitrate.bitsPerSecond, channels: min(max(audio.channels ?? 2, 1), 2),
+                sampleRate: rate)
+            audioPlan = (audio.index, copyAudio ? .copy : .encode(settings))
+        }
+
+        let fileExtension = options.container.rawValue
+        let outputPath = MediaStageSupport.outputPath(
+            for: item, workDirectory: context.settings.workDirectory, stage: stage, fileExtension: fileExtension)
+        guard outputPath != item.artifact, outputPath != item.path else {
+            throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")
+        }
+        let input = try MediaStageSupport.openInput(item.artifact, probe: before, stage: stage, timeout: timeout)
+        let plan = TranscodePlan(
+            container: options.container == .mov ? .mov : .mp4, faststart: true, video: (video.index, videoPlan),
+            audio: audioPlan, skipDecodeErrors: options.onDecodeError == .skip,
+            metadata: MediaStageSupport.carriedMetadata(input))
+        let stats = try MediaStageSupport.transcode(
+            input: input, plan: plan, outputPath: outputPath, stage: stage, context: context, size: before.size)
+        let after = try MediaStageSupport.probeOutput(outputPath, stage: stage, timeout: timeout)
+
+        var fact = JSONObject()
+        fact["path"] = .string(outputPath)
+        fact["action"] = .string(copyVideo && copyAudio ? "remuxed" : "transcoded")
+        fact["video"] = .string(copyVideo ? "copied" : "encoded")
+        fact["audio"] = .string(audio == nil ? "none" : copyAudio ? "copied" : "encoded")
+        fact["rotation"] = .string("kept as display matrix")
+        fact["before"] = MediaStageSupport.describe(before)
+        fact["after"] = MediaStageSupport.describe(after)
+        if !copyVideo {
+            fact["crf"] = options.bitrate == nil ? .int(Int64(options.crf)) : .null
+            fact["preset"] = .string(options.preset)
+            fact["frames_encoded"] = .int(Int64(stats.videoFramesEncoded))
+            fact["frames_dropped"] = .int(Int64(stats.videoFramesDropped))
+        } else {
+            fact["packets_copied"] = .int(Int64(stats.packetsCopied))
+        }
+        fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
+        if let first = stats.firstDecodeError { fact["first_decode_error"] = .string(first) }
+        item.artifact = outputPath
+        item.probeResult = after
+        item.facts[context.resultName ?? stage] = .object(fact)
+        return .proceed
+    }
+
+    /// The coded size that fits the limits in the displayed orientation (`swapped`: a quarter turn), keeping the
+    /// aspect ratio, with even sides as 4:2:0 needs; never larger than the source.
+    static func fit(width: Int, height: Int, maxWidth: Int?, maxHeight: Int?, swapped: Bool) -> (
+        width: Int, height: Int
+    ) {
+        let (displayWidth, displayHeight) = swapped ? (height, width) : (width, height)
+        var scale = 1.0
+        if let maxWidth, displayWidth > maxWidth { scale = min(scale, Double(maxWidth) / Double(displayWidth)) }
+        if let maxHeight, displayHeight > maxHeight { scale = min(scale, Double(maxHeight) / Double(displayHeight)) }
+        if scale >= 1, width % 2 == 0, height % 2 == 0 { return (width, height) }
+        func even(_ value: Double) -> Int { max(2, Int((value / 2).rounded(.down)) * 2) }
+        return (even(Double(width) * scale), even(Double(height) * scale))
+    }
+}

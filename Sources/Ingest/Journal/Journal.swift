@@ -218,14 +218,7 @@ public final class Journal: @unchecked Sendable {
         // A worker that finds another one writing goes back to work: that write takes this batch too.
         guard due, lock.try() else { return }
         defer { lock.unlock() }
-        do {
-            try beginLocked()
-            try applyQueued()
-            try commitLocked()
-        } catch {
-            rollbackLocked()
-            remember(error)
-        }
+        writeQueuedLocked()
     }
 
     private func beginLocked() throws(SQLiteError) {
@@ -283,10 +276,9 @@ public final class Journal: @unchecked Sendable {
         try database.execute("COMMIT")
     }
 
-    /// Writes everything queued and commits; throws if a batch written earlier failed.
-    public func commit() throws {
-        lock.lock()
-        defer { lock.unlock() }
+    /// Writes the queued records in one transaction; a failure is remembered and rethrown by `commit()`.
+    /// The caller holds `lock`.
+    private func writeQueuedLocked() {
         do {
             try beginLocked()
             try applyQueued()
@@ -295,6 +287,13 @@ public final class Journal: @unchecked Sendable {
             rollbackLocked()
             remember(error)
         }
+    }
+
+    /// Writes everything queued and commits; throws if a batch written earlier failed.
+    public func commit() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        writeQueuedLocked()
         queueLock.lock()
         let failure = deferredError
         deferredError = nil

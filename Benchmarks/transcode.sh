@@ -32,9 +32,11 @@ measure() {
 }
 # Runs `ingest run` with a one-stage pipeline on one file.
 ingest_run() { # STAGE-YAML FILE
-    printf 'version: 1\nname: bench\nstages:\n  - %s\n' "$1" >"$WORK/pipeline.yml"
-    rm -rf "$WORK/work"
-    measure "$INGEST" run "$WORK/pipeline.yml" "$2" --concurrency 1 --quiet --work-dir "$WORK/work"
+    # The local upload keeps the output: the runner clears a file's work outputs when it is done.
+    printf 'version: 1\nname: bench\nstages:\n  - %s\n  - upload: { method: local, dir: "%s" }\n' \
+        "$1" "$WORK/out" >"$WORK/pipeline.yml"
+    rm -rf "$WORK/work" "$WORK/out"
+    measure "$INGEST" run "$WORK/pipeline.yml" "$2" --concurrency 1 --quiet --no-journal --work-dir "$WORK/work"
     grep -q FAIL "$WORK/stdout.txt" && { cat "$WORK/stdout.txt" >&2; exit 1; } || true
 }
 duration() { ffprobe -v error -show_entries format=duration -of csv=p=0 "$1"; }
@@ -51,7 +53,7 @@ measure "${ff[@]}" -i "$WORK/in/game.mov" -vf scale=1280:720 -c:v libx264 -prese
 ff_wall=$wall ff_rss=$rss ff_cpu=$cpu
 ingest_run "video: { mode: transcode, max_width: 1280, max_height: 720, crf: 23, preset: veryfast }" "$WORK/in/game.mov"
 in_wall=$wall in_rss=$rss in_cpu=$cpu
-out=$(find "$WORK/work" -name '*.mp4')
+out=$(find "$WORK/out" -name '*.mp4')
 printf '  ffmpeg  %6.2f s wall  %6.2f s CPU  %7d KiB peak RSS  %s bytes\n' "$ff_wall" "$ff_cpu" "$ff_rss" "$(stat -c %s "$WORK/ffmpeg.mp4")"
 printf '  ingest  %6.2f s wall  %6.2f s CPU  %7d KiB peak RSS  %s bytes\n' "$in_wall" "$in_cpu" "$in_rss" "$(stat -c %s "$out")"
 printf '  ratio ingest/ffmpeg: wall %.2fx, CPU %.2fx, peak RSS %.2fx\n' \

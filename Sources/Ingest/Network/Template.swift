@@ -14,6 +14,14 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
     public let source: String
     let parts: [Part]
 
+    /// The empty template: a placeholder default for options that are required (it never reaches a request).
+    public static let empty = Template(source: "", parts: [])
+
+    private init(source: String, parts: [Part]) {
+        self.source = source
+        self.parts = parts
+    }
+
     public init(_ source: String) throws {
         self.source = source
         var parts: [Part] = []

@@ -10,7 +10,7 @@ public struct RequestStage: Stage {
 
     public struct Options: StageOptions, Sendable {
         public var method = "POST"
-        public var url = try! Template("")
+        public var url = Template.empty
         public var headers = HeaderTemplates()
         public var json: TemplateValue?
         public var timeout = DurationValue(seconds: 60)

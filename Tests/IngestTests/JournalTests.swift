@@ -474,8 +474,9 @@ import Testing
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
 
+        // Not quiet: a failure shows each file's rule and the server's answer in the expectation below.
         let second = try runCommand(
-            ingest, ["run", pipeline, "in", "-q"], environment: environmentWithoutProxies(), directory: folder.path)
+            ingest, ["run", pipeline, "in"], environment: environmentWithoutProxies(), directory: folder.path)
         #expect(second.status == 0, "second run: \(second.stdout)\(second.stderr)")
         // Each file is stored once, under the key its journaled uuid and ticket name.
         #expect(try backend.objects().count == count)

@@ -280,7 +280,9 @@ public final class Runner: @unchecked Sendable {
             reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
         }
         for (position, configured) in stages.enumerated() {
-            if let done = journaled?.restored[position] {
+            if let done = journaled?.restored[position],
+                !Runner.mustRedo(done, nextIsDone: journaled?.restored[position + 1] != nil)
+            {
                 // Done before a crash or failure: its results are reused, the call (an upload …) is not repeated.
                 for (key, value) in done.outputs.pairs { item.facts[key] = value }
                 continue
@@ -534,5 +536,14 @@ private final class WorkQueue: @unchecked Sendable {
         condition.lock()
         while exitedWorkers < count { condition.wait() }
         condition.unlock()
+    }
+}
+
+extension Runner {
+    /// The journal keeps results as reports show them, with signatures and tokens redacted. A ticket whose signed
+    /// URL was redacted cannot be used again, so when the stage after it has not run yet, the ticket is requested
+    /// anew; once that stage is done, the redacted copy serves (later calls read ids and paths, not signatures).
+    static func mustRedo(_ stage: JournalStage, nextIsDone: Bool) -> Bool {
+        !nextIsDone && JSONValue.object(stage.outputs).serialized().contains(Redaction.placeholder)
     }
 }

@@ -284,7 +284,10 @@ public final class Runner: @unchecked Sendable {
                 !Runner.mustRedo(done, nextIsDone: journaled?.restored[position + 1] != nil)
             {
                 // Done before a crash or failure: its results are reused, the call (an upload …) is not repeated.
-                for (key, value) in done.outputs.pairs { item.facts[key] = value }
+                for (key, value) in done.outputs.pairs {
+                    // `result:NAME` is the answer as sent (signed URLs intact) for templates; the rest are facts.
+                    if key.hasPrefix("result:") { item.templateValues[key] = value } else { item.facts[key] = value }
+                }
                 continue
             }
             progress?.stage(id, configured.name)
@@ -334,7 +337,8 @@ public final class Runner: @unchecked Sendable {
                 do {
                     try journal.stageFinished(
                         fileID: file.id ?? 0, position: position, name: configured.name, status: status,
-                        outputs: item.facts.added(since: before), error: reason, barrier: true)
+                        outputs: Runner.journaledOutputs(item, since: before, resultName: configured.resultName),
+                        error: reason, barrier: true)
                 } catch {
                     let failure = RuleFailure(
                         stage: configured.name, rule: "journal",
@@ -540,10 +544,21 @@ private final class WorkQueue: @unchecked Sendable {
 }
 
 extension Runner {
-    /// The journal keeps results as reports show them, with signatures and tokens redacted. A ticket whose signed
-    /// URL was redacted cannot be used again, so when the stage after it has not run yet, the ticket is requested
-    /// anew; once that stage is done, the redacted copy serves (later calls read ids and paths, not signatures).
+    /// A journal written without the raw answer (`result:NAME`) holds only the redacted facts: a ticket whose signed
+    /// URL was redacted cannot be used again, so when the stage after it has not run yet, it is requested anew.
     static func mustRedo(_ stage: JournalStage, nextIsDone: Bool) -> Bool {
-        !nextIsDone && JSONValue.object(stage.outputs).serialized().contains(Redaction.placeholder)
+        guard !nextIsDone, !stage.outputs.keys.contains(where: { $0.hasPrefix("result:") }) else { return false }
+        return JSONValue.object(stage.outputs).serialized().contains(Redaction.placeholder)
+    }
+
+    /// What the journal keeps of a finished stage: the facts it added (redacted, as reports show them) and, under
+    /// `result:NAME`, the answer as sent, so a resumed file PUTs to the very URL it was given (the same key, not a
+    /// second object). The journal is a local file beside the work folder; signed URLs in it expire.
+    static func journaledOutputs(_ item: Item, since before: JSONObject, resultName: String?) -> JSONObject {
+        var outputs = item.facts.added(since: before)
+        if let resultName, let raw = item.templateValues["result:" + resultName] {
+            outputs["result:" + resultName] = raw
+        }
+        return outputs
     }
 }

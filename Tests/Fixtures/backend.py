@@ -13,10 +13,15 @@ Speaks the seed APIs exactly as ../shared/seeds/ show them (paths, JSON field na
            POST /api/v1/visit-transcripts/audio/upload/complete/{visit_id}
 Upload targets:
   PUT  /signed/<path>?expires=<epoch>&sig=<hmac>   signed with the fixture's own HMAC; 403 "Request has expired"
+  PUT  /<bucket>/<key>?X-Amz-...                   with --s3: a SigV4 presigned URL (Content-Type signed when the
+                                                   ticket names one) for a real S3 server; the fixture counts the PUT,
+                                                   applies faults, and forwards it unchanged (Host included) to S3,
+                                                   which checks signature and expiry and stores the object
   POST /s3post/<bucket>                            S3-style presigned POST form, parsed strictly (RFC 7578 CRLFs,
                                                    fields before the file, policy signature and expiry checked)
 Control:
-  GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests.
+  GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests, and
+                every JSON body per endpoint ("json").
 Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action", ...}:
   {"action": "status", "status": 500}                       plain error answer
   {"action": "status", "status": 429, "retry_after": "1"}   with Retry-After
@@ -24,13 +29,16 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "delay", "seconds": 3}                         answer late (a slow server)
   {"action": "expired_ticket"}                              hand out a ticket whose URL has already expired
   {"action": "conflict"}                                    409 as 003's duplicate-recording answer
-Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN]; listens on 127.0.0.1, port 0.
+Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS]
+                  [--s3 '{"endpoint": "http://127.0.0.1:8333", "access_key", "secret_key", "region", "bucket"}'];
+       listens on 127.0.0.1, port 0.
 """
 import argparse
 import base64
 import datetime
 import hashlib
 import hmac
+import http.client
 import json
 import os
 import re
@@ -42,7 +50,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 SECRET = b"fixture-signing-key"
 LOCK = threading.RLock()
@@ -52,10 +60,12 @@ STATE = {
     "tickets": {},        # endpoint -> count
     "requests": [],       # [method, path, status]
     "last_json": {},      # endpoint -> last JSON body received
+    "json": {},           # endpoint -> every JSON body received, in order (callbacks checked one by one)
 }
 FAULTS = []
 BEARER = None
 URL_TTL = 900
+S3 = None                 # --s3: signed URLs are SigV4 presigned PUTs forwarded to this S3 server
 VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
 PET_DAY = {}              # (pet_id, date) -> visit_id
 
@@ -179,9 +189,72 @@ class Handler(BaseHTTPRequestHandler):
     def base(self):
         return "http://%s:%d" % self.server.server_address[:2]
 
-    def signed_put_url(self, key, expired=False):
+    def signed_put_url(self, key, expired=False, content_type=None):
+        if S3:
+            return self.presigned_s3_url(key, expired, content_type)
         expires = int(time.time()) + (-60 if expired else URL_TTL)
         return "%s/signed/%s?expires=%d&X-Amz-Signature=%s" % (self.base(), key, expires, sign("PUT\n/%s\n%d" % (key, expires)))
+
+    def presigned_s3_url(self, key, expired, content_type):
+        """A SigV4 query-signed PUT URL (as boto3's generate_presigned_url makes) on this fixture's host and port,
+        which forwards it with that Host to S3: S3 verifies it as if the client had sent it directly."""
+        now = datetime.datetime.utcnow() - datetime.timedelta(seconds=120 if expired else 0)
+        amz_date = now.strftime("%Y%m%dT%H%M%SZ")
+        scope = "%s/%s/s3/aws4_request" % (amz_date[:8], S3["region"])
+        host = "%s:%d" % self.server.server_address[:2]
+        path = "/%s/%s" % (S3["bucket"], quote(key, safe="/-_.~"))
+        headers = {"host": host}
+        if content_type:
+            headers["content-type"] = content_type
+        signed = ";".join(sorted(headers))
+        query = {"X-Amz-Algorithm": "AWS4-HMAC-SHA256", "X-Amz-Credential": "%s/%s" % (S3["access_key"], scope),
+                 "X-Amz-Date": amz_date, "X-Amz-Expires": str(60 if expired else URL_TTL),
+                 "X-Amz-SignedHeaders": signed}
+        canonical_query = "&".join("%s=%s" % (quote(k, safe="-_.~"), quote(v, safe="-_.~"))
+                                   for k, v in sorted(query.items()))
+        canonical = "\n".join(["PUT", path, canonical_query,
+                               "".join("%s:%s\n" % (name, headers[name]) for name in sorted(headers)),
+                               signed, "UNSIGNED-PAYLOAD"])
+        to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+        signing_key = ("AWS4" + S3["secret_key"]).encode()
+        for part in (amz_date[:8], S3["region"], "s3", "aws4_request"):
+            signing_key = hmac.new(signing_key, part.encode(), hashlib.sha256).digest()
+        signature = hmac.new(signing_key, to_sign.encode(), hashlib.sha256).hexdigest()
+        return "http://%s%s?%s&X-Amz-Signature=%s" % (host, path, canonical_query, signature)
+
+    def forward_to_s3(self, path):
+        """Streams the PUT to S3 as received (Host, Content-Type, Content-Length, the signed query) and relays
+        S3's answer; a stored object is counted like one PUT to /signed/."""
+        length = self.body_length()
+        if length is None:
+            self.drain()
+            return self.s3_error(411, "MissingContentLength", "You must provide the Content-Length HTTP header.")
+        upstream = urlsplit(S3["endpoint"])
+        connection = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=120)
+        connection.putrequest("PUT", self.path, skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", self.headers.get("Host", ""))
+        for name, value in self.headers.items():
+            if name.lower() in ("content-type", "content-length", "content-md5") or name.lower().startswith("x-amz-"):
+                connection.putheader(name, value)
+        connection.endheaders()
+        digest = hashlib.sha256()
+        remaining = length
+        while remaining > 0:
+            chunk = self.rfile.read(min(1 << 20, remaining))
+            if not chunk:
+                connection.close()
+                return  # client went away: S3 sees a short body and stores nothing
+            digest.update(chunk)
+            connection.send(chunk)
+            remaining -= len(chunk)
+        answer = connection.getresponse()
+        body = answer.read()
+        connection.close()
+        if answer.status == 200:
+            key = unquote(path[len("/%s/" % S3["bucket"]):])
+            self.store(key, digest.hexdigest(), length, self.headers.get("Content-Type"))
+        headers = {"ETag": answer.getheader("ETag")} if answer.getheader("ETag") else {}
+        self.send(answer.status, body, answer.getheader("Content-Type") or "application/xml", headers)
 
     # ---- routes ----
     def do_GET(self):
@@ -195,6 +268,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_PUT(self):
         parts = urlsplit(self.path)
+        if S3 and parts.path.startswith("/%s/" % S3["bucket"]):
+            if self.apply_fault(take_fault("PUT", parts.path)):
+                return
+            return self.forward_to_s3(parts.path)
         if not parts.path.startswith("/signed/"):
             self.drain()
             return self.send(404, {"detail": "Not Found"})
@@ -252,13 +329,17 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(400, {"detail": "body is not JSON"})
         with LOCK:
             STATE["last_json"][path] = body
+            STATE["json"].setdefault(path, []).append(body)
         if path == "/api/upload-url":                       # seeds 000 (option B) and 001
             count("tickets", path)
             if not isinstance(body.get("user_id"), str):
                 return self.send(422, {"detail": "user_id is required"})
+            # 000 sends the file's name, 001 the content type ("video/mov"); each sends one of them.
+            if not isinstance(body.get("filename", body.get("content_type")), str):
+                return self.send(422, {"detail": "filename or content_type is required"})
             name = body.get("filename") or "%s.mov" % uuid.uuid4()
             storage_path = "users/%s/%s" % (body["user_id"], name)
-            url = self.signed_put_url(storage_path, expired)
+            url = self.signed_put_url(storage_path, expired, body.get("content_type"))
             return self.send(200, {"success": True, "upload_url": url, "storage_path": storage_path,
                                    "upload_info": {"upload_url": url, "storage_path": storage_path}})
         if path == "/api/analyze-video":                    # seed 001
@@ -277,14 +358,14 @@ class Handler(BaseHTTPRequestHandler):
             if ext not in ("jpg", "jpeg", "png", "heic", "heif"):
                 return self.send(400, {"error": "Invalid file extension. Allowed: jpg, jpeg, png, heic, heif"})
             key = "uploads/%s.%s" % (uuid.uuid4(), ext)
-            return self.send(200, {"upload_url": self.signed_put_url(key, expired), "image_key": key,
-                                   "bucket_name": "image-discerner-dev", "expires_in": URL_TTL,
+            return self.send(200, {"upload_url": self.signed_put_url(key, expired, "image/jpeg"), "image_key": key,
+                                   "bucket_name": S3["bucket"] if S3 else "image-discerner-dev", "expires_in": URL_TTL,
                                    "content_type": "image/jpeg"})
         if path == "/analyze":                              # seed 002
             count("callbacks", path)
             with LOCK:
                 stored = STATE["objects"].get(body.get("image_key"))
-            if stored is None or body.get("bucket_name") != "image-discerner-dev":
+            if stored is None or body.get("bucket_name") != (S3["bucket"] if S3 else "image-discerner-dev"):
                 return self.send(404, {"error": "image not found"})
             return self.send(200, {"success": True, "analysis_result": {"statusCode": 200, "body": {
                 "analysis_complete": True, "timestamp": datetime.datetime.utcnow().isoformat() + "Z",
@@ -493,12 +574,13 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    global FAULTS, BEARER, URL_TTL
+    global FAULTS, BEARER, URL_TTL, S3
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--faults", default="[]")
     parser.add_argument("--bearer")
     parser.add_argument("--url-ttl", type=int, default=900)
+    parser.add_argument("--s3", help="JSON: endpoint, access_key, secret_key, region, bucket")
     args = parser.parse_args()
     # A test process may spawn us from a thread that blocks signals (libdispatch does); unblock them so SIGTERM
     # stops us, and leave when the parent is gone so a crashed test leaves no server behind.
@@ -514,6 +596,7 @@ def main():
     FAULTS = json.loads(args.faults)
     BEARER = args.bearer
     URL_TTL = args.url_ttl
+    S3 = json.loads(args.s3) if args.s3 else None
     server = Server(("127.0.0.1", 0), Handler)
     temporary = args.port_file + ".tmp"
     with open(temporary, "w") as handle:

@@ -195,6 +195,19 @@ final class TableReportWriter: ReportWriter {
             }
         }
         if let geohash = facts["geohash"]?.stringValue { words.append("geohash \(geohash)") }
+        // Fields a request stage was asked to `report:` (a backend's analysis), as `name=value`.
+        if case .object(let fields)? = facts["report"] {
+            for (label, value) in fields.pairs {
+                let text: String
+                switch value {
+                case .string(let string) where !string.isEmpty && !string.contains(where: \.isWhitespace):
+                    text = string
+                case .int, .double, .bool: text = value.stringValue ?? value.serialized()
+                default: text = value.serialized()
+                }
+                words.append("\(label)=\(text)")
+            }
+        }
         return words.joined(separator: " ")
     }
 }

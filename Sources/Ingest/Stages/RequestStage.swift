@@ -16,6 +16,7 @@ public struct RequestStage: Stage {
         public var timeout = DurationValue(seconds: 60)
         public var expect: [Int]?
         public var onConflict = ConflictPolicy.fail
+        public var report: [String] = []
         public var network = NetworkOptions()
         public init() {}
 
@@ -38,6 +39,12 @@ public struct RequestStage: Stage {
                     "on_conflict", \.onConflict,
                     doc: "A 409 answer: `skip` the file (reported with the server's message) or `fail` it.",
                     default: "fail"),
+                OptionField(
+                    "report", \.report,
+                    doc:
+                        "Fields of the answer to show in the report (`analysis.shots_detected`): stored in the fact "
+                        + "`report` under their last name, and printed on the file's line of the table.",
+                    default: "[]"),
             ] + NetworkOptions.fields(\.network)
         }
 
@@ -52,6 +59,13 @@ public struct RequestStage: Stage {
             }
             for status in expect ?? [] where !(100...599).contains(status) {
                 throw node.error("expect: \(status) is not an HTTP status")
+            }
+            for path in report
+            where path.isEmpty
+                || path.split(separator: ".", omittingEmptySubsequences: false)
+                    .contains(where: \.isEmpty)
+            {
+                throw node.error("report: '\(path)' is not a dotted field path such as analysis.shots_detected")
             }
         }
     }
@@ -125,7 +139,23 @@ public struct RequestStage: Stage {
                     actual: String(Redaction.text(text).prefix(120)))
             }
         }
+        if !options.report.isEmpty {
+            recordReportFields(from: (try? JSONValue.parse(response.body)).map(Redaction.json) ?? .null, on: item)
+        }
         return .proceed
+    }
+
+    /// Copies the `report:` fields of the (redacted) answer into the fact `report`, which the table prints; a field
+    /// the answer lacks is recorded as null rather than failing a file whose request already succeeded.
+    func recordReportFields(from answer: JSONValue, on item: Item) {
+        guard !options.report.isEmpty else { return }
+        var fields: JSONObject
+        if case .object(let existing)? = item.facts["report"] { fields = existing } else { fields = JSONObject() }
+        for path in options.report {
+            let label = String(path.split(separator: ".").last ?? Substring(path))
+            fields[label] = answer.lookup(path) ?? .null
+        }
+        item.facts["report"] = .object(fields)
     }
 }
 

@@ -8,15 +8,32 @@ final class FixtureBackend {
     let folder: TemporaryFolder
     private let process: Process
 
+    /// The S3 bucket signed URLs upload into, when the fixture forwards them to a real S3 server.
+    let bucket: String?
+
     /// `faults`: the JSON list the fixture documents (`[{"method": "PUT", "action": "status", "status": 500}]`).
-    init(faults: String = "[]", bearer: String? = nil) throws {
+    /// `s3`: hand out SigV4 presigned URLs that the fixture counts and forwards to this server's `bucket` (created
+    /// here), so the server checks signature, Content-Type and expiry and stores the objects.
+    init(faults: String = "[]", bearer: String? = nil, s3: SeaweedFS? = nil, bucket: String = "ingest-seeds") throws {
+        var s3Arguments: [String] = []
+        if let s3 {
+            try s3.createBucket(bucket)
+            let settings: [String: String] = [
+                "endpoint": s3.endpoint, "access_key": s3.accessKey, "secret_key": s3.secretKey, "region": s3.region,
+                "bucket": bucket,
+            ]
+            s3Arguments = [
+                "--s3", String(decoding: try JSONSerialization.data(withJSONObject: settings), as: UTF8.self),
+            ]
+        }
+        self.bucket = s3 == nil ? nil : bucket
         folder = try TemporaryFolder("backend")
         let portFile = folder.path + "/port"
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
-            + (bearer.map { ["--bearer", $0] } ?? [])
+            + (bearer.map { ["--bearer", $0] } ?? []) + s3Arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()

@@ -1,0 +1,441 @@
+import Foundation
+import Testing
+
+@testable import Ingest
+
+/// The ready-made pipelines of seeds 000, 001 and 002 (`pipelines/*.yml`), run as a user runs them: the `ingest`
+/// binary, the committed file, endpoints from the environment variables the file documents, pointed at the fixture
+/// backend (Tests/Fixtures/backend.py). Assertions are about what the server received: each good file exactly once,
+/// byte for byte what the tool meant to send, with the right Content-Type, every callback once with the ticket's
+/// values, and nothing for files that failed validation. Each pipeline also has a fault run (5xx, 429 with
+/// Retry-After, an expired signed URL) that must still end with every good file delivered once.
+@Suite(.serialized) struct SeedPipelinesAV {
+    let ingest = TestPaths.ingest
+
+    static func pipeline(_ name: String) -> String { TestPaths.root + "/pipelines/" + name }
+    static let samples = TestPaths.root + "/Samples"
+    /// The .mov samples that are good videos (Samples/good), and the bad ones that must fail validation.
+    static let goodMovies = ["located-udta.mov", "located.mov", "plain.mov", "portrait.mov"]
+    static let badMovies = ["empty.mov", "photo-named.mov", "playlist.mov", "truncated.mov"]
+
+    /// Runs `ingest run` with the committed pipeline `name` on `inputs`, in `folder` (so the journal and work files
+    /// stay there), writing a JSON Lines report; returns the result and the report objects by path.
+    func run(
+        _ name: String, _ inputs: [String], in folder: TemporaryFolder, environment: [String: String]
+    ) throws -> (CommandResult, [String: [String: Any]]) {
+        let report = folder.path + "/report-\(UUID().uuidString.prefix(6)).jsonl"
+        let result = try runCommand(
+            ingest, ["run", Self.pipeline(name)] + inputs + ["--report", report, "-q"],
+            environment: environmentWithoutProxies(environment), directory: folder.path)
+        let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        return (result, Dictionary(objects.map { ($0["path"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a }))
+    }
+
+    /// The fixture backend handing out presigned URLs of the real S3 server (SeaweedFS), in a bucket of its own:
+    /// S3 checks each PUT's signature (Content-Type included where the ticket names one) and expiry, and stores it;
+    /// the fixture counts the PUTs and injects the faults on the way.
+    static func backend(faults: String = "[]") throws -> FixtureBackend {
+        try FixtureBackend(
+            faults: faults, s3: try SeaweedFS.shared(), bucket: "seeds-\(UUID().uuidString.prefix(8).lowercased())")
+    }
+
+    /// What S3 itself holds in the backend's bucket, read back by curl: each key's SHA-256 and Content-Type. It must
+    /// be exactly what the fixture saw arrive (so the fixture's counts speak for S3).
+    @discardableResult
+    func expectS3HoldsWhatArrived(_ backend: FixtureBackend, in folder: TemporaryFolder) throws -> [String: String] {
+        let s3 = try SeaweedFS.shared()
+        let bucket = try #require(backend.bucket)
+        let listing = try s3.curl(["\(s3.endpoint)/\(bucket)?list-type=2"])
+        try #require(listing.status == 200, "\(listing.body)")
+        let keys = listing.body.components(separatedBy: "<Key>").dropFirst().compactMap {
+            $0.components(separatedBy: "</Key>").first
+        }
+        let arrived = try backend.objects()
+        #expect(Set(keys) == Set(arrived.keys), "S3 holds \(keys.sorted()), the fixture saw \(arrived.keys.sorted())")
+        var hashes: [String: String] = [:]
+        for key in keys {
+            let body = folder.path + "/s3-object"
+            let headers = folder.path + "/s3-headers"
+            let read = try s3.curl(["-D", headers, "-o", body, "\(s3.endpoint)/\(bucket)/\(key)"])
+            try #require(read.status == 200, "GET \(key): \(read.status)")
+            let headerText = try String(contentsOfFile: headers, encoding: .utf8)
+            let contentType = headerText.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-type:") }
+                .map { $0.dropFirst("content-type:".count).trimmingCharacters(in: .whitespaces) }
+            hashes[key] = try sha256sum(body)
+            #expect(hashes[key] == arrived[key]?["sha256"] as? String, "\(key)")
+            #expect(contentType == arrived[key]?["content_type"] as? String, "\(key)")
+        }
+        return hashes
+    }
+
+    func rules(_ report: [String: Any]?) -> [String] {
+        ((report?["failures"] as? [[String: Any]]) ?? []).compactMap { $0["rule"] as? String }
+    }
+
+    func facts(_ report: [String: Any]?) -> [String: Any] { report?["facts"] as? [String: Any] ?? [:] }
+
+    /// Every JSON body the fixture received at `path`, in order.
+    func bodies(_ backend: FixtureBackend, _ path: String) throws -> [[String: Any]] {
+        ((try backend.state()["json"] as? [String: Any])?[path] as? [[String: Any]]) ?? []
+    }
+
+    func ffmpeg(_ arguments: [String]) throws {
+        let made = try runTool("ffmpeg", ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"] + arguments)
+        try #require(made.status == 0, "ffmpeg \(arguments): \(made.stderr)")
+    }
+
+    /// A short H.264 + AAC QuickTime movie.
+    @discardableResult
+    func makeMovie(_ path: String, seconds: Int = 1) throws -> String {
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try ffmpeg([
+            "-f", "lavfi", "-i", "testsrc=duration=\(seconds):size=160x120:rate=15", "-f", "lavfi", "-i",
+            "sine=duration=\(seconds)", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", path,
+        ])
+        return path
+    }
+
+    /// Movies that must fail the hockey pipelines' validation, beside one good one: an audio-only .mov (no video
+    /// stream) and a real movie padded (sparsely) past 100 MB. Returns the folder.
+    func makeGeneratedMovies(in folder: TemporaryFolder) throws -> String {
+        let generated = try folder.folder("generated")
+        try makeMovie(generated + "/rink.mov")
+        try ffmpeg(["-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac", "-f", "mov", generated + "/audio-only.mov"])
+        try FileManager.default.copyItem(atPath: Self.samples + "/good/plain.mov", toPath: generated + "/big.mov")
+        let handle = try #require(FileHandle(forWritingAtPath: generated + "/big.mov"))
+        try handle.truncate(atOffset: 100_000_001)
+        try handle.close()
+        return generated
+    }
+
+    /// Checks the report and the server after a hockey run over Samples/ and the generated movies: the good
+    /// movies passed and arrived once each, byte-identical, with `contentType`; the bad ones failed and sent nothing.
+    /// Returns the passed reports by file name.
+    func expectHockeyDelivery(
+        _ reports: [String: [String: Any]], generated: String, backend: FixtureBackend, contentType: String,
+        folder: TemporaryFolder
+    ) throws -> [String: [String: Any]] {
+        let good = Self.goodMovies.map { Self.samples + "/good/" + $0 } + [generated + "/rink.mov"]
+        let bad =
+            Self.badMovies.map { Self.samples + "/bad/" + $0 } + [
+                generated + "/audio-only.mov", generated + "/big.mov",
+            ]
+        // Only .mov files are taken: the photos and the .m4a in Samples/ are not in the report at all.
+        #expect(Set(reports.keys) == Set(good + bad), "\(reports.keys.sorted())")
+        for path in good {
+            #expect(reports[path]?["status"] as? String == "passed", "\(path): \(reports[path] ?? [:])")
+        }
+        for path in bad { #expect(reports[path]?["status"] as? String == "failed", "\(path)") }
+        #expect(rules(reports[generated + "/big.mov"]).contains("max_bytes"))
+        #expect(rules(reports[generated + "/audio-only.mov"]).contains("require"))
+
+        try expectS3HoldsWhatArrived(backend, in: folder)
+        let objects = try backend.objects()
+        #expect(objects.count == good.count, "\(objects.keys.sorted())")
+        var passed: [String: [String: Any]] = [:]
+        for path in good {
+            let report = try #require(reports[path])
+            let ticket = facts(report)["ticket"] as? [String: Any] ?? [:]
+            let storagePath = try #require(
+                (ticket["upload_info"] as? [String: Any])?["storage_path"] as? String ?? ticket["storage_path"]
+                    as? String)
+            let stored = try #require(objects[storagePath], "\(storagePath) not stored")
+            #expect(stored["count"] as? Int == 1, "\(storagePath) stored \(stored["count"] ?? 0) times")
+            #expect(stored["sha256"] as? String == (try sha256sum(path)), "\(path)")
+            #expect(stored["content_type"] as? String == contentType)
+            passed[(path as NSString).lastPathComponent] = report
+        }
+        return passed
+    }
+
+    // MARK: - Seed 000: hockey-video-signed-put.yml
+
+    @Test func hockeySignedPutDeliversEveryGoodMovieOnce() throws {
+        let backend = try Self.backend()
+        let folder = try TemporaryFolder("seed000")
+        defer { folder.remove() }
+        let generated = try makeGeneratedMovies(in: folder)
+        let (result, reports) = try run(
+            "hockey-video-signed-put.yml", [Self.samples, generated], in: folder,
+            environment: ["PUCKBUDDY_BACKEND": backend.base + "/api", "PUCKBUDDY_USER_ID": "uid-42"])
+        #expect(result.status == 1, "bad samples fail: \(result.stdout)\(result.stderr)")
+        let passed = try expectHockeyDelivery(
+            reports, generated: generated, backend: backend, contentType: "video/quicktime", folder: folder)
+
+        // One ticket per good movie, asked with the guide's body {user_id, filename}; the object is named after it.
+        let tickets = try bodies(backend, "/api/upload-url")
+        #expect(tickets.count == passed.count)
+        #expect(tickets.allSatisfy { $0["user_id"] as? String == "uid-42" && $0.count == 2 })
+        #expect(Set(tickets.compactMap { $0["filename"] as? String }) == Set(passed.keys))
+        for (name, report) in passed {
+            #expect((facts(report)["ticket"] as? [String: Any])?["storage_path"] as? String == "users/uid-42/\(name)")
+        }
+        #expect(try backend.counts("callbacks").isEmpty)
+        // The report keeps the ticket without the URL's signature.
+        let text = String(data: try JSONSerialization.data(withJSONObject: Array(reports.values)), encoding: .utf8)!
+        #expect(text.contains("X-Amz-Signature=REDACTED"))
+        #expect(text.range(of: "X-Amz-Signature=[0-9a-f]", options: .regularExpression) == nil)
+    }
+
+    @Test func hockeySignedPutSurvivesServerErrorsRateLimitAndExpiredURL() throws {
+        let faults = """
+            [{"method": "POST", "path": "/api/upload-url", "action": "status", "status": 500, "times": 1},
+             {"method": "POST", "path": "/api/upload-url", "action": "status", "status": 429, "retry_after": "1", "times": 1},
+             {"method": "POST", "path": "/api/upload-url", "action": "expired_ticket", "times": 1},
+             {"method": "PUT", "action": "status", "status": 503, "times": 1}]
+            """
+        let backend = try Self.backend(faults: faults)
+        let folder = try TemporaryFolder("seed000-faults")
+        defer { folder.remove() }
+        let movies = try (1...3).map { try makeMovie(folder.path + "/in/clip\($0).mov", seconds: $0) }
+        let (result, reports) = try run(
+            "hockey-video-signed-put.yml", [folder.path + "/in"], in: folder,
+            environment: ["PUCKBUDDY_BACKEND": backend.base + "/api", "PUCKBUDDY_USER_ID": "uid-7"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)\(reports)")
+        #expect(reports.values.allSatisfy { $0["status"] as? String == "passed" })
+        let statuses = try backend.requests().map { "\($0[0]) \($0[1]) \($0[2])" }
+        #expect(statuses.filter { $0 == "POST /api/upload-url 500" }.count == 1)
+        #expect(statuses.filter { $0 == "POST /api/upload-url 429" }.count == 1)
+        #expect(statuses.filter { $0.hasPrefix("PUT") && $0.hasSuffix(" 403") }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0.hasPrefix("PUT") && $0.hasSuffix(" 503") }.count == 1)
+        // Three tickets for three movies, plus the one renewed after its URL had expired.
+        #expect(try backend.counts("tickets") == ["/api/upload-url": 4])
+        try expectS3HoldsWhatArrived(backend, in: folder)
+        let objects = try backend.objects()
+        #expect(objects.count == 3)
+        for movie in movies {
+            let stored = try #require(objects["users/uid-7/" + (movie as NSString).lastPathComponent])
+            #expect(stored["count"] as? Int == 1)
+            #expect(stored["sha256"] as? String == (try sha256sum(movie)))
+            #expect(stored["content_type"] as? String == "video/quicktime")
+        }
+    }
+
+    @Test func hockeySignedPutNamesTheMissingVariable() throws {
+        let folder = try TemporaryFolder("seed000-env")
+        defer { folder.remove() }
+        let (result, reports) = try run(
+            "hockey-video-signed-put.yml", [Self.samples], in: folder, environment: ["PUCKBUDDY_USER_ID": "u"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("'PUCKBUDDY_BACKEND' is not set: the backend base URL, ending in /api"))
+        #expect(reports.isEmpty)
+    }
+
+    // MARK: - Seed 001: hockey-video-analyze.yml
+
+    @Test func hockeyAnalyzeUploadsThenAnalysesEachGoodMovieOnce() throws {
+        let backend = try Self.backend()
+        let folder = try TemporaryFolder("seed001")
+        defer { folder.remove() }
+        let generated = try makeGeneratedMovies(in: folder)
+        let environment = [
+            "PUCKBUDDY_API": backend.base, "PUCKBUDDY_USER_ID": "uid-9", "PUCKBUDDY_AGE_GROUP": "13-16",
+        ]
+        let (result, reports) = try run(
+            "hockey-video-analyze.yml", [Self.samples, generated], in: folder, environment: environment)
+        #expect(result.status == 1, "bad samples fail: \(result.stdout)\(result.stderr)")
+        let passed = try expectHockeyDelivery(
+            reports, generated: generated, backend: backend, contentType: "video/mov", folder: folder)
+
+        let tickets = try bodies(backend, "/api/upload-url")
+        #expect(tickets.count == passed.count)
+        #expect(
+            tickets.allSatisfy {
+                $0["user_id"] as? String == "uid-9" && $0["content_type"] as? String == "video/mov" && $0.count == 2
+            })
+        // One analysis per delivered movie, naming its storage path, the user and the age group.
+        let analyses = try bodies(backend, "/api/analyze-video")
+        #expect(analyses.count == passed.count)
+        #expect(analyses.allSatisfy { $0["user_id"] as? String == "uid-9" && $0["age_group"] as? String == "13-16" })
+        #expect(Set(analyses.compactMap { $0["storage_path"] as? String }) == Set(try backend.objects().keys))
+        for report in passed.values {
+            // The analysis is in each file's report: the chosen fields, and the whole answer.
+            let fields = try #require(facts(report)["report"] as? [String: Any])
+            #expect(fields["data_summary"] as? String == "2 shots detected")
+            #expect(fields["shots_detected"] as? Int == 2)
+            #expect(fields["video_duration"] as? Double == 12.5)
+            let analysis = (facts(report)["analysis"] as? [String: Any])?["analysis"] as? [String: Any]
+            #expect(analysis?["shots_detected"] as? Int == 2)
+        }
+        // The table (here rebuilt from the journal) prints the analysis on each file's line.
+        let table = try runCommand(
+            ingest, ["report", "--format", "table"], environment: environmentWithoutProxies(),
+            directory: folder.path)
+        let line = try #require(table.stdout.split(separator: "\n").first { $0.contains("/good/plain.mov") })
+        #expect(
+            line.hasSuffix("data_summary=\"2 shots detected\" shots_detected=2 video_duration=12.5"), "\(table.stdout)")
+    }
+
+    @Test func hockeyAnalyzeWaitsOutRateLimitsAndRenewsExpiredURL() throws {
+        let faults = """
+            [{"method": "POST", "path": "/api/upload-url", "action": "status", "status": 503, "times": 1},
+             {"method": "POST", "path": "/api/upload-url", "action": "expired_ticket", "times": 1},
+             {"method": "PUT", "action": "status", "status": 500, "times": 1},
+             {"method": "POST", "path": "/api/analyze-video", "action": "status", "status": 429, "retry_after": "1",
+              "body": {"detail": "You've reached the hourly analysis limit (10 videos/hour)"}, "times": 2}]
+            """
+        let backend = try Self.backend(faults: faults)
+        let folder = try TemporaryFolder("seed001-faults")
+        defer { folder.remove() }
+        let movies = try (1...3).map { try makeMovie(folder.path + "/in/shift\($0).mov") }
+        let (result, reports) = try run(
+            "hockey-video-analyze.yml", [folder.path + "/in"], in: folder,
+            environment: ["PUCKBUDDY_API": backend.base, "PUCKBUDDY_USER_ID": "uid-3"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)\(reports)")
+        #expect(reports.count == 3)
+        #expect(reports.values.allSatisfy { $0["status"] as? String == "passed" })
+        let statuses = try backend.requests().map { "\($0[0]) \($0[1]) \($0[2])" }
+        #expect(statuses.filter { $0 == "POST /api/analyze-video 429" }.count == 2)
+        #expect(statuses.filter { $0.hasPrefix("PUT") && $0.hasSuffix(" 403") }.count == 1, "\(statuses)")
+        #expect(try backend.counts("tickets") == ["/api/upload-url": 4])
+        try expectS3HoldsWhatArrived(backend, in: folder)
+        let objects = try backend.objects()
+        #expect(objects.count == 3)
+        #expect(objects.values.allSatisfy { $0["count"] as? Int == 1 && $0["content_type"] as? String == "video/mov" })
+        #expect(Set(objects.values.compactMap { $0["sha256"] as? String }) == Set(try movies.map(sha256sum)))
+        // Each delivered movie analysed once (the 429 answers are not analyses), with the default age group.
+        let analyses = try bodies(backend, "/api/analyze-video")
+        #expect(analyses.count == 3)
+        #expect(Set(analyses.compactMap { $0["storage_path"] as? String }) == Set(objects.keys))
+        #expect(analyses.allSatisfy { $0["age_group"] as? String == "17+" })
+        #expect(try backend.counts("callbacks") == ["/api/analyze-video": 3])
+    }
+
+    /// The limits seed 001 states, as the file sets them: an analysis may take 600 s with no byte flowing (the
+    /// stall limit would otherwise end it after 60 s), the client keeps to 20 tickets and 10 analyses an hour, and a
+    /// 429 is waited out for longer than the hour-long window instead of failing the file.
+    @Test func hockeyAnalyzeKeepsTheSeedsTimeoutAndRates() throws {
+        let pipeline = try Pipeline.load(
+            path: Self.pipeline("hockey-video-analyze.yml"),
+            environment: ["PUCKBUDDY_API": "https://api.example.test", "PUCKBUDDY_USER_ID": "u"])
+        let requests = pipeline.stages.compactMap { $0.stage as? RequestStage }
+        try #require(requests.count == 2)
+        let (ticket, analyze) = (requests[0].options, requests[1].options)
+        #expect(ticket.network.rate == Rate(count: 20, window: 3600))
+        #expect(analyze.network.rate == Rate(count: 10, window: 3600))
+        #expect(analyze.timeout.seconds == 600 && analyze.network.lowSpeedTime.seconds >= 600)
+        for options in [ticket, analyze] {
+            #expect(options.network.maxElapsed.seconds > 3600 && options.network.maxAttempts >= 5)
+        }
+    }
+
+    // MARK: - Seed 002: vehicle-photos.yml
+
+    /// What the tool means to send for `photo`: the `jpeg` stage run in-process with the options seed 002 asks for
+    /// (quality 0.8, upright, metadata stripped), not with the ones the pipeline file says, so a drift in the file
+    /// shows as a different upload.
+    func expectedJPEG(for photo: String, work: String) throws -> (path: String, sha256: String) {
+        var options = JpegStage.Options()
+        options.quality = JpegStage.Quality(libjpeg: 80)
+        options.metadata = .strip
+        let item = Item(path: photo, relativePath: (photo as NSString).lastPathComponent, size: 0)
+        _ = try JpegStage(options: options).run(
+            item, context: StageContext(settings: RunSettings(workDirectory: work, environment: [:])))
+        return (item.artifact, try sha256sum(item.artifact))
+    }
+
+    /// Photos beside the samples: a generated JPEG with an upper-case extension (good) and a text file named .jpg
+    /// (fails validation). Returns the folder.
+    func makeGeneratedPhotos(in folder: TemporaryFolder) throws -> String {
+        let generated = try folder.folder("photos")
+        try ffmpeg([
+            "-f", "lavfi", "-i", "testsrc=size=200x150", "-frames:v", "1", "-f", "image2", "-c:v", "mjpeg",
+            generated + "/truck.JPEG",
+        ])
+        try folder.file("photos/notes.jpg", "not a photo\n")
+        return generated
+    }
+
+    @Test func vehiclePhotosSendsTheTranscodedJPEGOnceAndReportsTheSubject() throws {
+        let backend = try Self.backend()
+        let folder = try TemporaryFolder("seed002")
+        defer { folder.remove() }
+        let generated = try makeGeneratedPhotos(in: folder)
+        let (result, reports) = try run(
+            "vehicle-photos.yml", [Self.samples, generated], in: folder, environment: ["DISCERNER_API": backend.base])
+        #expect(result.status == 1, "the text file fails: \(result.stdout)\(result.stderr)")
+        let good =
+            ["good/photo.jpg", "good/photo.heic", "good/graphic.png"].map { Self.samples + "/" + $0 }
+            + [generated + "/truck.JPEG"]
+        // Only photos are taken (the .mov and .m4a samples are not in the report); the text file fails.
+        #expect(Set(reports.keys) == Set(good + [generated + "/notes.jpg"]), "\(reports.keys.sorted())")
+        #expect(reports[generated + "/notes.jpg"]?["status"] as? String == "failed")
+        #expect(rules(reports[generated + "/notes.jpg"]).contains("content"))
+
+        try expectS3HoldsWhatArrived(backend, in: folder)
+        let objects = try backend.objects()
+        #expect(objects.count == good.count, "nothing for the failed file: \(objects.keys.sorted())")
+        for photo in good {
+            let report = try #require(reports[photo])
+            #expect(report["status"] as? String == "passed", "\(photo): \(report)")
+            let ticket = try #require(facts(report)["ticket"] as? [String: Any])
+            let key = try #require(ticket["image_key"] as? String)
+            let stored = try #require(objects[key], "\(key) not stored")
+            #expect(stored["count"] as? Int == 1)
+            #expect(stored["content_type"] as? String == "image/jpeg")
+            // Byte for byte the pipeline's transcode, not the original.
+            let expected = try expectedJPEG(for: photo, work: folder.path + "/expected")
+            #expect(stored["sha256"] as? String == expected.sha256, "\(photo)")
+            #expect(stored["sha256"] as? String != (try sha256sum(photo)))
+            #expect(stored["size"] as? Int == (facts(report)["jpeg"] as? [String: Any])?["after_bytes"] as? Int)
+            // The subject is in the report.
+            let subject = (facts(report)["report"] as? [String: Any])?["primary_subject"] as? [String: Any]
+            #expect(subject?["category"] as? String == "commercial_vehicle")
+            #expect(subject?["fleet_id"] as? String == "1Z2345")
+        }
+        // The samples carry GPS and orientation 6: what was sent is upright (320×240 turned to 240×320), has no GPS
+        // and no orientation tag (read back by exiftool, independently of the encoder).
+        let sentPhoto = try expectedJPEG(for: Self.samples + "/good/photo.jpg", work: folder.path + "/check")
+        let tags = try runTool("exiftool", ["-j", "-n", "-a", "-G1", sentPhoto.path])
+        let exif = try #require(
+            (try JSONSerialization.jsonObject(with: Data(tags.stdout.utf8)) as? [[String: Any]])?.first)
+        #expect(exif["File:ImageWidth"] as? Int == 240 && exif["File:ImageHeight"] as? Int == 320, "\(exif)")
+        #expect(!exif.keys.contains { $0.hasPrefix("GPS") || $0.contains(":GPS") || $0.hasSuffix("Orientation") })
+        let original = try runTool("exiftool", ["-n", "-GPSLatitude", Self.samples + "/good/photo.jpg"]).stdout
+        #expect(original.contains("GPS Latitude"), "the sample has GPS to strip")
+
+        // One analysis per stored photo, naming its key and bucket as the ticket gave them.
+        let analyses = try bodies(backend, "/analyze")
+        #expect(analyses.count == good.count)
+        #expect(Set(analyses.compactMap { $0["image_key"] as? String }) == Set(objects.keys))
+        #expect(analyses.allSatisfy { $0["bucket_name"] as? String == backend.bucket && $0.count == 2 })
+        #expect(
+            try bodies(backend, "/upload-url").allSatisfy { $0.count == 1 && $0["file_extension"] as? String == "jpg" })
+        #expect(try backend.counts("tickets") == ["/upload-url": good.count])
+    }
+
+    @Test func vehiclePhotosSurvivesServerErrorsRateLimitAndExpiredURL() throws {
+        let faults = """
+            [{"method": "POST", "path": "/upload-url", "action": "status", "status": 502, "times": 1},
+             {"method": "POST", "path": "/upload-url", "action": "expired_ticket", "times": 1},
+             {"method": "PUT", "action": "status", "status": 500, "times": 1},
+             {"method": "POST", "path": "/analyze", "action": "status", "status": 429, "retry_after": "1", "times": 1},
+             {"method": "POST", "path": "/analyze", "action": "status", "status": 503, "times": 1}]
+            """
+        let backend = try Self.backend(faults: faults)
+        let folder = try TemporaryFolder("seed002-faults")
+        defer { folder.remove() }
+        let (result, reports) = try run(
+            "vehicle-photos.yml", [Self.samples + "/good"], in: folder, environment: ["DISCERNER_API": backend.base])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)\(reports)")
+        #expect(reports.count == 3)
+        #expect(reports.values.allSatisfy { $0["status"] as? String == "passed" })
+        let statuses = try backend.requests().map { "\($0[0]) \($0[1]) \($0[2])" }
+        #expect(statuses.filter { $0.hasPrefix("PUT") && $0.hasSuffix(" 403") }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0 == "POST /analyze 429" }.count == 1)
+        #expect(try backend.counts("tickets") == ["/upload-url": 4])
+        try expectS3HoldsWhatArrived(backend, in: folder)
+        let objects = try backend.objects()
+        #expect(objects.count == 3)
+        #expect(objects.values.allSatisfy { $0["count"] as? Int == 1 && $0["content_type"] as? String == "image/jpeg" })
+        for photo in ["photo.jpg", "photo.heic", "graphic.png"] {
+            let expected = try expectedJPEG(for: Self.samples + "/good/" + photo, work: folder.path + "/expected")
+            #expect(objects.values.contains { $0["sha256"] as? String == expected.sha256 }, "\(photo)")
+        }
+        let analyses = try bodies(backend, "/analyze")
+        #expect(analyses.count == 3)
+        #expect(Set(analyses.compactMap { $0["image_key"] as? String }) == Set(objects.keys))
+    }
+}

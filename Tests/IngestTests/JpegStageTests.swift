@@ -405,7 +405,7 @@ import Testing
             String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 == "mjpeg,640,480")
         #expect(fact?["source_format"] == "heif")
-        #expect(item.artifact.hasSuffix("photo.jpg"))
+        #expect(item.artifact.hasSuffix("photo.heic.jpg"))
         // The picture survives: compare with the PNG the HEIC was made from.
         let reference = path("source.jpg")
         try ffmpeg("-i \(source) -q:v 1 \(reference)")
@@ -584,8 +584,8 @@ import Testing
         let original = try Data(contentsOf: URL(fileURLWithPath: input))
         let (item, _) = try runStage(input)
         #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == original)
-        #expect(item.artifact == workDirectory + "/jpeg/keepme.jpg")
-        #expect(workFiles() == ["jpeg/keepme.jpg"])
+        #expect(item.artifact == workDirectory + "/jpeg/keepme.jpg.jpg")
+        #expect(workFiles() == ["jpeg/keepme.jpg.jpg"])
         // An unwritable work directory fails the item with the rule and leaves nothing behind.
         let blocked = path("blocked")
         try "file, not a folder".write(toFile: blocked, atomically: true, encoding: .utf8)

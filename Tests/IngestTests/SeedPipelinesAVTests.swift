@@ -406,6 +406,24 @@ import Testing
         #expect(try backend.counts("tickets") == ["/upload-url": good.count])
     }
 
+    /// Phones export `IMG_1.HEIC` beside `IMG_1.JPG`: the two transcodes must not share a work file (they did, and
+    /// whichever finished first removed the other's upload).
+    @Test func vehiclePhotosOfOneNameInTwoFormatsGetTheirOwnWorkFiles() throws {
+        let folder = try TemporaryFolder("seed002-names")
+        defer { folder.remove() }
+        let stage = try JpegStage(options: JpegStage.Options())
+        let context = StageContext(settings: RunSettings(workDirectory: folder.path + "/work", environment: [:]))
+        var artifacts: [String] = []
+        for name in ["photo.jpg", "photo.heic", "graphic.png"] {
+            let item = Item(path: Self.samples + "/good/" + name, relativePath: "good/" + name, size: 0)
+            _ = try stage.run(item, context: context)
+            artifacts.append(item.artifact)
+        }
+        #expect(Set(artifacts).count == 3, "\(artifacts)")
+        #expect(artifacts.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        #expect(artifacts.allSatisfy { $0.hasPrefix(folder.path + "/work/jpeg/good/") && $0.hasSuffix(".jpg") })
+    }
+
     @Test func vehiclePhotosSurvivesServerErrorsRateLimitAndExpiredURL() throws {
         let faults = """
             [{"method": "POST", "path": "/upload-url", "action": "status", "status": 502, "times": 1},

@@ -135,12 +135,13 @@ public struct JpegStage: Stage {
         return .proceed
     }
 
-    /// `<work>/jpeg/<relative dir>/<name>.jpg`: readable, and distinct for files of the same name in different
-    /// folders. `..` components are dropped so nothing lands outside the work directory.
+    /// `<work>/jpeg/<relative dir>/<file name>.jpg` (`IMG_1.HEIC.jpg`): readable, and distinct for every file of
+    /// a folder — the original extension stays in the name, since `IMG_1.HEIC` and `IMG_1.JPG` side by side (as
+    /// phones export them) must not share one work file while both are transcoded at once. `..` components are
+    /// dropped so nothing lands outside the work directory.
     func outputPath(for item: Item, workDirectory: String) -> String {
         let components = item.relativePath.split(separator: "/").map(String.init).filter { $0 != ".." && $0 != "." }
         let directory = ([workDirectory, "jpeg"] + components.dropLast()).joined(separator: "/")
-        let stem = ((components.last ?? "image") as NSString).deletingPathExtension
-        return directory + "/" + (stem.isEmpty ? "image" : stem) + ".jpg"
+        return directory + "/" + (components.last ?? "image") + ".jpg"
     }
 }

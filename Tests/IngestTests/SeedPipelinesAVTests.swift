@@ -248,7 +248,10 @@ import Testing
         // One analysis per delivered movie, naming its storage path, the user and the age group.
         let analyses = try bodies(backend, "/api/analyze-video")
         #expect(analyses.count == passed.count)
-        #expect(analyses.allSatisfy { $0["user_id"] as? String == "uid-9" && $0["age_group"] as? String == "13-16" })
+        #expect(
+            analyses.allSatisfy {
+                $0["user_id"] as? String == "uid-9" && $0["age_group"] as? String == "13-16" && $0.count == 3
+            })
         #expect(Set(analyses.compactMap { $0["storage_path"] as? String }) == Set(try backend.objects().keys))
         for report in passed.values {
             // The analysis is in each file's report: the chosen fields, and the whole answer.
@@ -266,6 +269,18 @@ import Testing
         let line = try #require(table.stdout.split(separator: "\n").first { $0.contains("/good/plain.mov") })
         #expect(
             line.hasSuffix("data_summary=\"2 shots detected\" shots_detected=2 video_duration=12.5"), "\(table.stdout)")
+
+        // Running again sends nothing more: the journal has the good movies as done (the bad ones are looked at again).
+        let (again, againReports) = try run(
+            "hockey-video-analyze.yml", [Self.samples, generated], in: folder, environment: environment)
+        #expect(again.status == 1)
+        for name in passed.keys {
+            let path = Self.goodMovies.contains(name) ? Self.samples + "/good/" + name : generated + "/" + name
+            #expect(againReports[path]?["status"] as? String == "skipped", "\(path)")
+        }
+        #expect(try bodies(backend, "/api/upload-url").count == passed.count)
+        #expect(try bodies(backend, "/api/analyze-video").count == passed.count)
+        #expect(try backend.objects().values.allSatisfy { $0["count"] as? Int == 1 })
     }
 
     @Test func hockeyAnalyzeWaitsOutRateLimitsAndRenewsExpiredURL() throws {

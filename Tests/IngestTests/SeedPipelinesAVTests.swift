@@ -336,6 +336,29 @@ import Testing
         }
     }
 
+    /// `report:` on a request stage: the table prints the chosen fields as `name=value` (text with spaces quoted, a
+    /// field the answer lacked as null), and a path with an empty part is refused when the file loads.
+    @Test func reportFieldsPrintOnTheTableLineAndBadPathsAreRefused() throws {
+        let facts: JSONObject = [
+            "report": .object(["data_summary": "2 shots detected", "shots_detected": 2, "coach": .null, "ok": true])
+        ]
+        #expect(
+            TableReportWriter.summary(of: facts)
+                == #"data_summary="2 shots detected" shots_detected=2 coach=null ok=true"#)
+        let yaml = """
+            version: 1
+            name: t
+            stages:
+              - request: { url: "https://api.example.test/analyze", report: [analysis..shots_detected] }
+
+            """
+        #expect {
+            try Pipeline.parse(yaml: yaml, environment: [:])
+        } throws: { error in
+            "\(error)".contains("report: 'analysis..shots_detected' is not a dotted field path")
+        }
+    }
+
     // MARK: - Seed 002: vehicle-photos.yml
 
     /// What the tool means to send for `photo`: the `jpeg` stage run in-process with the options seed 002 asks for

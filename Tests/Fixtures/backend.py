@@ -15,6 +15,9 @@ Upload targets:
   PUT  /signed/<path>?expires=<epoch>&sig=<hmac>   signed with the fixture's own HMAC; 403 "Request has expired"
   POST /s3post/<bucket>                            S3-style presigned POST form, parsed strictly (RFC 7578 CRLFs,
                                                    fields before the file, policy signature and expiry checked)
+Proxy (--upstream URL, for a real S3 server behind injected faults):
+  any other path and method is forwarded to URL as received (Host kept, so SigV4 signatures still verify), after
+  the faults that match it; the answer is passed back and logged in "requests".
 Control:
   GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests.
 Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action", ...}:
@@ -24,13 +27,14 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "delay", "seconds": 3}                         answer late (a slow server)
   {"action": "expired_ticket"}                              hand out a ticket whose URL has already expired
   {"action": "conflict"}                                    409 as 003's duplicate-recording answer
-Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN]; listens on 127.0.0.1, port 0.
+Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--upstream URL]; listens on 127.0.0.1, port 0.
 """
 import argparse
 import base64
 import datetime
 import hashlib
 import hmac
+import http.client
 import json
 import os
 import re
@@ -55,6 +59,8 @@ STATE = {
 }
 FAULTS = []
 BEARER = None
+UPSTREAM = None           # "host:port" of a server that unmatched requests are forwarded to
+FIXTURE_ROUTES = ("/_state", "/signed/", "/s3post/", "/api/", "/upload-url", "/analyze")
 URL_TTL = 900
 VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
 PET_DAY = {}              # (pet_id, date) -> visit_id
@@ -183,8 +189,55 @@ class Handler(BaseHTTPRequestHandler):
         expires = int(time.time()) + (-60 if expired else URL_TTL)
         return "%s/signed/%s?expires=%d&X-Amz-Signature=%s" % (self.base(), key, expires, sign("PUT\n/%s\n%d" % (key, expires)))
 
+    # ---- proxy ----
+    def proxied(self):
+        """True when the request was forwarded upstream (or answered by a fault on its way there)."""
+        path = urlsplit(self.path).path
+        if UPSTREAM is None or path.startswith(FIXTURE_ROUTES):
+            return False
+        if self.apply_fault(take_fault(self.command, path)):
+            return True
+        connection = http.client.HTTPConnection(UPSTREAM, timeout=60)
+        connection.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+        for name, value in self.headers.items():
+            if name.lower() not in ("connection", "expect", "keep-alive", "proxy-connection"):
+                connection.putheader(name, value)
+        connection.endheaders()
+        remaining = self.body_length() or 0
+        while remaining > 0:
+            chunk = self.rfile.read(min(1 << 20, remaining))
+            if not chunk:
+                connection.close()
+                return True
+            connection.send(chunk)
+            remaining -= len(chunk)
+        answer = connection.getresponse()
+        body = answer.read()
+        connection.close()
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("connection", "keep-alive", "transfer-encoding", "content-length"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        with LOCK:
+            STATE["requests"].append([self.command, path, answer.status])
+        return True
+
+    def do_HEAD(self):
+        if not self.proxied():
+            self.send(404, {"detail": "Not Found"})
+
+    def do_DELETE(self):
+        if not self.proxied():
+            self.send(404, {"detail": "Not Found"})
+
     # ---- routes ----
     def do_GET(self):
+        if self.proxied():
+            return
         path = urlsplit(self.path).path
         if path == "/_state":
             with LOCK:
@@ -194,6 +247,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send(404, {"detail": "Not Found"})
 
     def do_PUT(self):
+        if self.proxied():
+            return
         parts = urlsplit(self.path)
         if not parts.path.startswith("/signed/"):
             self.drain()
@@ -236,6 +291,8 @@ class Handler(BaseHTTPRequestHandler):
             entry["count"] += 1
 
     def do_POST(self):
+        if self.proxied():
+            return
         path = urlsplit(self.path).path
         if path.startswith("/s3post/"):
             return self.s3_post(path[len("/s3post/"):])
@@ -493,12 +550,13 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    global FAULTS, BEARER, URL_TTL
+    global FAULTS, BEARER, URL_TTL, UPSTREAM
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--faults", default="[]")
     parser.add_argument("--bearer")
     parser.add_argument("--url-ttl", type=int, default=900)
+    parser.add_argument("--upstream", help="http://host:port that requests outside the fixture's routes go to")
     args = parser.parse_args()
     # A test process may spawn us from a thread that blocks signals (libdispatch does); unblock them so SIGTERM
     # stops us, and leave when the parent is gone so a crashed test leaves no server behind.
@@ -514,6 +572,7 @@ def main():
     FAULTS = json.loads(args.faults)
     BEARER = args.bearer
     URL_TTL = args.url_ttl
+    UPSTREAM = urlsplit(args.upstream).netloc if args.upstream else None
     server = Server(("127.0.0.1", 0), Handler)
     temporary = args.port_file + ".tmp"
     with open(temporary, "w") as handle:

@@ -280,6 +280,7 @@ public final class Runner: @unchecked Sendable {
             reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
         }
         for (position, configured) in stages.enumerated() {
+            if let condition = configured.condition, !condition.matches(item) { continue }
             if let done = journaled?.restored[position],
                 !Runner.mustRedo(done, nextIsDone: journaled?.restored[position + 1] != nil)
             {

@@ -9,14 +9,15 @@ final class FixtureBackend {
     private let process: Process
 
     /// `faults`: the JSON list the fixture documents (`[{"method": "PUT", "action": "status", "status": 500}]`).
-    init(faults: String = "[]", bearer: String? = nil) throws {
+    /// `upstream`: a server (SeaweedFS) that requests outside the fixture's own routes are forwarded to, faults first.
+    init(faults: String = "[]", bearer: String? = nil, upstream: String? = nil) throws {
         folder = try TemporaryFolder("backend")
         let portFile = folder.path + "/port"
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
-            + (bearer.map { ["--bearer", $0] } ?? [])
+            + (bearer.map { ["--bearer", $0] } ?? []) + (upstream.map { ["--upstream", $0] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()

@@ -199,6 +199,23 @@ import Testing
         #expect(pet?["note"] as? String == "a \"good\" dog")
     }
 
+    /// `ingest validate` runs vet-audio's local stages only: the pet-id check included, the backend never called.
+    @Test func vetAudioLocalRulesRunOffline() throws {
+        let backend = try FixtureBackend(bearer: "t")
+        let folder = try TemporaryFolder("seed003-offline")
+        defer { folder.remove() }
+        try copySample("good/voice.m4a", to: folder.path + "/in/\(Self.uuid())/good.m4a")
+        try copySample("good/voice.m4a", to: folder.path + "/in/rex/misfiled.m4a")
+        let result = try runCommand(
+            ingest, ["validate", Self.pipeline("vet-audio"), "in/"],
+            environment: environmentWithoutProxies(vetEnvironment(backend, token: "t")), directory: folder.path)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(
+            result.stdout.contains("lookup.patterns.pet_id: pet_id 'rex' ({{dir.name}}, from fallback) is not a UUID"))
+        #expect(result.stdout.hasSuffix("1 passed, 1 failed, 0 skipped\n"), "\(result.stdout)")
+        #expect(try backend.requests().isEmpty)
+    }
+
     @Test func vetAudioRidesOutServerFaults() throws {
         // Every call fails once or twice in some way; each recording must still arrive exactly once.
         let faults = """
@@ -303,13 +320,24 @@ import Testing
         try copySample("bad/photo-named.mov", to: input + "/bad/photo-named.mov")
         let golden = input + "/trip/GOLDEN-GATE.JPG"
         try makeLocatedPhoto(golden)
+        // Over the 8 MiB part size: it goes by multipart upload (lossless H.264, so it stays large).
+        let long = input + "/trip/bridge.mp4"
+        let made = try runTool(
+            "ffmpeg",
+            [
+                "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=20",
+                "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-metadata", "location=+37.7749-122.4194/",
+                long,
+            ])
+        try #require(made.status == 0, "\(made.stderr)")
+        try #require(try size(long) > 9 << 20, "the clip must need more than one part")
 
         let (result, list) = try run(
             "crowd-geotag", [input], in: folder,
             environment: crowdEnvironment(endpoint: server.endpoint, bucket: bucket, server: server))
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         let reports = byName(list)
-        #expect(reports.count == 9, "\(reports.keys.sorted())")
+        #expect(reports.count == 10, "\(reports.keys.sorted())")
         for name in ["plain.mov", "graphic.png"] {
             #expect(reports[name]?["status"] as? String == "skipped", "\(name)")
             #expect(reports[name]?["reason"] as? String == "no location metadata (geohash on_missing: skip)")
@@ -337,6 +365,13 @@ import Testing
         try expectStored(
             golden, key: goldenKey, contentType: "image/jpeg", geohash: "9q8yyk", latitude: "37.774",
             longitude: "-122.419", server: server, bucket: bucket, folder: folder)
+        let longKey = "geo/9q8yy/\(try sha256sum(long)).mp4"
+        expectedKeys.append(longKey)
+        try expectStored(
+            long, key: longKey, contentType: "video/mp4", geohash: "9q8yyk", latitude: "37.7749",
+            longitude: "-122.4194", server: server, bucket: bucket, folder: folder)
+        let longStored = (reports["bridge.mp4"]?["facts"] as? [String: Any])?["stored"] as? [String: Any]
+        #expect(longStored?["parts"] as? Int == 2, "\(longStored ?? [:])")
         // Exactly these objects: nothing for skipped or failed files, nothing twice.
         #expect(try listKeys(server, bucket: bucket) == expectedKeys.sorted())
         let stored = (reports["GOLDEN-GATE.JPG"]?["facts"] as? [String: Any])?["stored"] as? [String: Any]

@@ -18,6 +18,9 @@ Upload targets:
 Proxy (--upstream URL, for a real S3 server behind injected faults):
   any other path and method is forwarded to URL as received (Host kept, so SigV4 signatures still verify), after
   the faults that match it; the answer is passed back and logged in "requests".
+Real S3 for 003 (--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-region R]): initiate hands out a
+  presigned POST for that bucket, SigV4-signed with those keys as a real backend would, instead of the fixture's own
+  /s3post/ target; complete checks the object there (curl --aws-sigv4 HEAD) rather than in "objects".
 Control:
   GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests.
 Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action", ...}:
@@ -41,6 +44,7 @@ import re
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -60,6 +64,7 @@ STATE = {
 FAULTS = []
 BEARER = None
 UPSTREAM = None           # "host:port" of a server that unmatched requests are forwarded to
+S3_POST = None            # {"endpoint", "bucket", "access_key", "secret_key", "region"} for real presigned POSTs
 FIXTURE_ROUTES = ("/_state", "/signed/", "/s3post/", "/api/", "/upload-url", "/analyze")
 URL_TTL = 900
 VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
@@ -80,6 +85,27 @@ def take_fault(method, path):
             fault["times"] = fault.get("times", 1) - 1
             return dict(fault)
     return None
+
+
+def s3_signing_key(day):
+    key = hmac.new(("AWS4" + S3_POST["secret_key"]).encode(), day.encode(), hashlib.sha256).digest()
+    for part in (S3_POST["region"], "s3", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    return key
+
+
+def stored_size(key):
+    """Size of the object at key, or None: from what the fixture stored, or by a signed HEAD to the real S3."""
+    if S3_POST is None:
+        with LOCK:
+            entry = STATE["objects"].get(key)
+        return entry["size"] if entry else None
+    url = "%s/%s/%s" % (S3_POST["endpoint"], S3_POST["bucket"], key)
+    head = subprocess.run(["curl", "-s", "-I", "--aws-sigv4", "aws:amz:%s:s3" % S3_POST["region"], "--user",
+                           "%s:%s" % (S3_POST["access_key"], S3_POST["secret_key"]), url],
+                          capture_output=True, text=True, timeout=30)
+    match = re.search(r"^content-length:\s*(\d+)", head.stdout, re.I | re.M)
+    return int(match.group(1)) if head.stdout.startswith("HTTP/1.1 200") and match else None
 
 
 def count(kind, name):
@@ -373,8 +399,8 @@ class Handler(BaseHTTPRequestHandler):
             # recording arrived; after the ticket expired unused, initiating again renews it (seed 003's advice).
             with LOCK:
                 existing = PET_DAY.get((pet_id, day))
-                blocking = existing and (VISITS[existing]["s3_key"] in STATE["objects"]
-                                         or VISITS[existing]["expires_at"] > time.time())
+                live = existing and VISITS[existing]["expires_at"] > time.time()
+            blocking = existing and (live or stored_size(VISITS[existing]["s3_key"]) is not None)
             if blocking:
                 return self.send(409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
                                        % (pet_id, existing)})
@@ -382,38 +408,47 @@ class Handler(BaseHTTPRequestHandler):
             now = datetime.datetime.utcnow()
             key = "visit-recordings/%s/%s/%s.m4a" % (now.strftime("%Y/%m/%d"), pet_id, uuid.uuid4())
             expiration = now + datetime.timedelta(seconds=-60 if expired else URL_TTL)
+            bucket = S3_POST["bucket"] if S3_POST else "helppetai-visit-recordings"
+            credential = "%s/%s/%s/s3/aws4_request" % (
+                S3_POST["access_key"] if S3_POST else "AKIAFIXTURE", now.strftime("%Y%m%d"),
+                S3_POST["region"] if S3_POST else "us-east-1")
             policy_doc = {"expiration": expiration.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "conditions": [
-                {"bucket": "helppetai-visit-recordings"}, {"key": key}, {"Content-Type": "audio/m4a"},
+                {"bucket": bucket}, {"key": key}, {"Content-Type": "audio/m4a"},
                 ["content-length-range", 1, 100 * 1024 * 1024],
-                {"x-amz-credential": "AKIAFIXTURE/%s/us-east-1/s3/aws4_request" % now.strftime("%Y%m%d")},
+                {"x-amz-credential": credential},
                 {"x-amz-algorithm": "AWS4-HMAC-SHA256"}, {"x-amz-date": now.strftime("%Y%m%dT%H%M%SZ")}]}
             policy = base64.b64encode(json.dumps(policy_doc).encode()).decode()
+            if S3_POST:
+                signature = hmac.new(s3_signing_key(now.strftime("%Y%m%d")), policy.encode(), hashlib.sha256).hexdigest()
+                upload_url = "%s/%s" % (S3_POST["endpoint"], bucket)
+            else:
+                signature = sign(policy)
+                upload_url = "%s/s3post/%s" % (self.base(), bucket)
             with LOCK:
                 PET_DAY[(pet_id, day)] = visit_id
                 VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
                                     "expires_at": time.time() + (-60 if expired else URL_TTL)}
             return self.send(200, {
                 "visit_id": visit_id,
-                "upload_url": "%s/s3post/helppetai-visit-recordings" % self.base(),
+                "upload_url": upload_url,
                 "upload_fields": {
                     "key": key, "Content-Type": "audio/m4a", "policy": policy,
                     "x-amz-credential": policy_doc["conditions"][4]["x-amz-credential"],
                     "x-amz-algorithm": "AWS4-HMAC-SHA256", "x-amz-date": policy_doc["conditions"][6]["x-amz-date"],
-                    "x-amz-signature": sign(policy)},
-                "s3_key": key, "bucket": "helppetai-visit-recordings", "expires_in": URL_TTL})
+                    "x-amz-signature": signature},
+                "s3_key": key, "bucket": bucket, "expires_in": URL_TTL})
         match = re.fullmatch(r"/api/v1/visit-transcripts/audio/upload/complete/([^/]+)", path)
         if match:
             count("callbacks", "/api/v1/visit-transcripts/audio/upload/complete")
             visit = VISITS.get(match.group(1))
             if visit is None:
                 return self.send(404, {"detail": "Visit not found"})
-            with LOCK:
-                stored = STATE["objects"].get(visit["s3_key"])
+            stored = stored_size(visit["s3_key"])
             if stored is None:
                 return self.send(400, {"detail": "no audio uploaded for this visit"})
             size = body.get("file_size_bytes")
-            if size is not None and size != stored["size"]:
-                return self.send(400, {"detail": "file_size_bytes %r does not match %d" % (size, stored["size"])})
+            if size is not None and size != stored:
+                return self.send(400, {"detail": "file_size_bytes %r does not match %d" % (size, stored)})
             return self.send(200, {
                 "uuid": match.group(1), "pet_id": visit["pet_id"], "visit_date": int(time.time()), "full_text": "",
                 "audio_transcript_url": "https://helppetai-visit-recordings.s3.amazonaws.com/" + visit["s3_key"],
@@ -550,13 +585,17 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    global FAULTS, BEARER, URL_TTL, UPSTREAM
+    global FAULTS, BEARER, URL_TTL, UPSTREAM, S3_POST
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--faults", default="[]")
     parser.add_argument("--bearer")
     parser.add_argument("--url-ttl", type=int, default=900)
     parser.add_argument("--upstream", help="http://host:port that requests outside the fixture's routes go to")
+    parser.add_argument("--s3-post", help="http://host:port/BUCKET of a real S3 that seed 003's tickets point at")
+    parser.add_argument("--s3-access-key")
+    parser.add_argument("--s3-secret-key")
+    parser.add_argument("--s3-region", default="us-east-1")
     args = parser.parse_args()
     # A test process may spawn us from a thread that blocks signals (libdispatch does); unblock them so SIGTERM
     # stops us, and leave when the parent is gone so a crashed test leaves no server behind.
@@ -573,6 +612,10 @@ def main():
     BEARER = args.bearer
     URL_TTL = args.url_ttl
     UPSTREAM = urlsplit(args.upstream).netloc if args.upstream else None
+    if args.s3_post:
+        endpoint, _, bucket = args.s3_post.rstrip("/").rpartition("/")
+        S3_POST = {"endpoint": endpoint, "bucket": bucket, "access_key": args.s3_access_key,
+                   "secret_key": args.s3_secret_key, "region": args.s3_region}
     server = Server(("127.0.0.1", 0), Handler)
     temporary = args.port_file + ".tmp"
     with open(temporary, "w") as handle:

@@ -199,6 +199,49 @@ import Testing
         #expect(pet?["note"] as? String == "a \"good\" dog")
     }
 
+    /// The backend hands out presigned POSTs for a real S3 bucket (SeaweedFS checks the policy and its SigV4
+    /// signature); what lands there is each recording byte for byte, typed audio/m4a, under the ticket's key.
+    @Test func vetAudioLandsInARealS3Bucket() throws {
+        let server = try SeaweedFS.shared()
+        let bucket = "vet-\(UUID().uuidString.prefix(8).lowercased())"
+        try server.createBucket(bucket)
+        let backend = try FixtureBackend(bearer: "t", s3Post: (server, bucket))
+        let folder = try TemporaryFolder("seed003-s3")
+        defer { folder.remove() }
+        var files: [String: String] = ["voice.m4a": folder.path + "/in/\(Self.uuid())/voice.m4a"]
+        try copySample("good/voice.m4a", to: files["voice.m4a"]!)
+        files["long-visit.m4a"] = folder.path + "/in/\(Self.uuid())/long-visit.m4a"
+        try makeAudio(files["long-visit.m4a"]!, seconds: 30)
+        try makeAudio(folder.path + "/in/\(Self.uuid())/lossless.m4a", codec: "alac")
+        let (result, list) = try run(
+            "vet-audio", [folder.path + "/in"], in: folder, environment: vetEnvironment(backend, token: "t"))
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)\n\(server.logTail())")
+        let reports = byName(list)
+        var keys: [String] = []
+        for (name, path) in files {
+            #expect(reports[name]?["status"] as? String == "passed", "\(name): \(rules(reports[name]))")
+            let ticket = (reports[name]?["facts"] as? [String: Any])?["ticket"] as? [String: Any]
+            let key = try #require(ticket?["s3_key"] as? String)
+            #expect(ticket?["upload_url"] as? String == "\(server.endpoint)/\(bucket)")
+            keys.append(key)
+            let url = "\(server.endpoint)/\(bucket)/\(key)"
+            let head = try server.curl(["-s", "-I", url])
+            #expect(head.body.lowercased().contains("content-type: audio/m4a"), "\(head.body)")
+            let copy = folder.path + "/readback-\(name)"
+            #expect(try server.curl(["-o", copy, url]).status == 200)
+            #expect(try sha256sum(copy) == (try sha256sum(path)), "\(name)")
+            let visit = try #require(ticket?["visit_id"] as? String)
+            let complete =
+                (try backend.state()["last_json"] as? [String: Any])?[
+                    "/api/v1/visit-transcripts/audio/upload/complete/\(visit)"] as? [String: Any]
+            #expect(complete?["file_size_bytes"] as? Int == (try size(path)))
+        }
+        #expect(rules(reports["lossless.m4a"]) == ["validate.audio_codecs"])
+        #expect(try listKeys(server, bucket: bucket) == keys.sorted())
+        #expect(try backend.counts("tickets") == ["/api/v1/visit-transcripts/audio/upload/initiate": 2])
+        #expect(try backend.counts("callbacks") == ["/api/v1/visit-transcripts/audio/upload/complete": 2])
+    }
+
     /// `ingest validate` runs vet-audio's local stages only: the pet-id check included, the backend never called.
     @Test func vetAudioLocalRulesRunOffline() throws {
         let backend = try FixtureBackend(bearer: "t")

@@ -10,7 +10,11 @@ final class FixtureBackend {
 
     /// `faults`: the JSON list the fixture documents (`[{"method": "PUT", "action": "status", "status": 500}]`).
     /// `upstream`: a server (SeaweedFS) that requests outside the fixture's own routes are forwarded to, faults first.
-    init(faults: String = "[]", bearer: String? = nil, upstream: String? = nil) throws {
+    /// `s3Post`: a real S3 bucket that seed 003's tickets point at (presigned POSTs signed with its keys).
+    init(
+        faults: String = "[]", bearer: String? = nil, upstream: String? = nil,
+        s3Post: (server: SeaweedFS, bucket: String)? = nil
+    ) throws {
         folder = try TemporaryFolder("backend")
         let portFile = folder.path + "/port"
         process = Process()
@@ -18,6 +22,12 @@ final class FixtureBackend {
         process.arguments =
             ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
             + (bearer.map { ["--bearer", $0] } ?? []) + (upstream.map { ["--upstream", $0] } ?? [])
+            + (s3Post.map {
+                [
+                    "--s3-post", "\($0.server.endpoint)/\($0.bucket)", "--s3-access-key", $0.server.accessKey,
+                    "--s3-secret-key", $0.server.secretKey, "--s3-region", $0.server.region,
+                ]
+            } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()

@@ -294,6 +294,28 @@ import Testing
         #expect(try backend.objects().count == 3)
     }
 
+    /// A batch stopped by a failing upload and run again after its ticket expired: the journal's ticket is reused,
+    /// its policy is seen to have expired, and a fresh one is asked for (it used to fail on every later run).
+    @Test func vetAudioResumedFileRenewsAnExpiredTicket() throws {
+        let backend = try FixtureBackend(
+            faults: #"[{"method": "POST", "path": "/s3post/", "action": "status", "status": 500, "times": 3}]"#,
+            bearer: "t", urlTTL: 2)
+        let folder = try TemporaryFolder("seed003-resume")
+        defer { folder.remove() }
+        let path = folder.path + "/in/\(Self.uuid())/visit.m4a"
+        try copySample("good/voice.m4a", to: path)
+        let environment = vetEnvironment(backend, token: "t")
+        let (first, firstList) = try run("vet-audio", [folder.path + "/in"], in: folder, environment: environment)
+        #expect(first.status == 1)
+        #expect(rules(firstList.first) == ["upload.status"], "\(firstList)")
+        usleep(2_500_000)  // past the ticket's policy expiration
+        let (second, secondList) = try run("vet-audio", [folder.path + "/in"], in: folder, environment: environment)
+        #expect(second.status == 0, "\(second.stdout)\(secondList)")
+        try expectDelivered(byName(secondList), files: ["visit.m4a": path], backend: backend)
+        #expect(try backend.counts("tickets") == ["/api/v1/visit-transcripts/audio/upload/initiate": 2])
+        #expect(try backend.counts("callbacks") == ["/api/v1/visit-transcripts/audio/upload/complete": 1])
+    }
+
     // MARK: - crowd-geotag (seed 004)
 
     func crowdEnvironment(endpoint: String, bucket: String, server: SeaweedFS) -> [String: String] {

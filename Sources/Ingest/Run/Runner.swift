@@ -289,6 +289,11 @@ public final class Runner: @unchecked Sendable {
                     // `result:NAME` is the answer as sent (signed URLs intact) for templates; the rest are facts.
                     if key.hasPrefix("result:") { item.templateValues[key] = value } else { item.facts[key] = value }
                 }
+                if let name = configured.resultName {
+                    // A reused ticket may have expired since: an upload can still ask for a fresh one.
+                    let context = StageContext(settings: settings, resultName: name, progress: reportBytes)
+                    item.rerun[name] = { try configured.stage.run(item, context: context) }
+                }
                 continue
             }
             progress?.stage(id, configured.name)

@@ -11,9 +11,10 @@ final class FixtureBackend {
     /// `faults`: the JSON list the fixture documents (`[{"method": "PUT", "action": "status", "status": 500}]`).
     /// `upstream`: a server (SeaweedFS) that requests outside the fixture's own routes are forwarded to, faults first.
     /// `s3Post`: a real S3 bucket that seed 003's tickets point at (presigned POSTs signed with its keys).
+    /// `urlTTL`: seconds the signed URLs and POST policies it hands out stay valid (default 900).
     init(
         faults: String = "[]", bearer: String? = nil, upstream: String? = nil,
-        s3Post: (server: SeaweedFS, bucket: String)? = nil
+        s3Post: (server: SeaweedFS, bucket: String)? = nil, urlTTL: Int? = nil
     ) throws {
         folder = try TemporaryFolder("backend")
         let portFile = folder.path + "/port"
@@ -22,6 +23,7 @@ final class FixtureBackend {
         process.arguments =
             ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
             + (bearer.map { ["--bearer", $0] } ?? []) + (upstream.map { ["--upstream", $0] } ?? [])
+            + (urlTTL.map { ["--url-ttl", String($0)] } ?? [])
             + (s3Post.map {
                 [
                     "--s3-post", "\($0.server.endpoint)/\($0.bucket)", "--s3-access-key", $0.server.accessKey,

@@ -625,6 +625,14 @@ import Testing
         #expect(try loadError("file,pet_id\na.m4a,1\n", options: ", key_column: path").contains("no column 'path'"))
         #expect(try loadError("").contains("is empty"))
         #expect(try loadError("path,pet_id\r\n\r\na.m4a,1\r\n") == "loaded")
+        let unchecked = """
+            version: 1
+            name: m
+            stages:
+              - lookup: { fallback: { pet: "{{dir.name}}" }, patterns: { pet_id: uuid } }
+            """
+        let uncheckedErrors = Pipeline.lint(yaml: unchecked, environment: [:]).map(\.message).joined()
+        #expect(uncheckedErrors.contains("patterns names 'pet_id', which fallback does not give"), "\(uncheckedErrors)")
         let missing = "version: 1\nname: m\nstages:\n  - lookup: { csv: /nonexistent/pets.csv }\n"
         #expect(throws: PipelineFileErrors.self) { try Pipeline.parse(yaml: missing, environment: [:]) }
         // Unset, `${PETS_MANIFEST:-}` means no manifest: the fallback is used.

@@ -46,6 +46,10 @@ public struct LookupStage: Stage {
             if csv.text.isEmpty && fallback.entries.isEmpty {
                 throw node.error("lookup needs 'csv' (a manifest) or 'fallback' (values when there is none)")
             }
+            let fallbackNames = Set(fallback.entries.map(\.name))
+            if csv.text.isEmpty, let name = patterns.entries.map(\.name).first(where: { !fallbackNames.contains($0) }) {
+                throw node.error("patterns names '\(name)', which fallback does not give (and there is no csv)")
+            }
         }
     }
 
@@ -73,7 +77,7 @@ public struct LookupStage: Stage {
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let scope = TemplateScope(item: item, context: context, stage: Self.name)
         var values = JSONObject()
-        var origin: String
+        let origin: String
         if let manifest {
             let key = try (options.key.source.isEmpty ? Template("{{file.path}}") : options.key).render(scope)
             guard let row = manifest.row(key: key, path: item.path) else {
@@ -82,7 +86,9 @@ public struct LookupStage: Stage {
                     message: "the file is not in \(manifest.path) (no row with \(manifest.keyColumn) '\(key)')",
                     expected: "a row for the file", actual: "none")
             }
-            for (column, value) in zip(manifest.columns, row.values) { values[column] = .string(value) }
+            for (column, value) in zip(manifest.columns, row.values) {
+                values[column] = .string(value.trimmingCharacters(in: .whitespaces))
+            }
             origin = "from \(manifest.path) line \(row.line)"
         } else {
             for entry in options.fallback.entries { values[entry.name] = .string(try entry.value.render(scope)) }

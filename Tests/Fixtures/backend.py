@@ -19,6 +19,12 @@ Upload targets:
                                                    which checks signature and expiry and stores the object
   POST /s3post/<bucket>                            S3-style presigned POST form, parsed strictly (RFC 7578 CRLFs,
                                                    fields before the file, policy signature and expiry checked)
+Proxy (--upstream URL, for a real S3 server behind injected faults):
+  any other path and method is forwarded to URL as received (Host kept, so SigV4 signatures still verify), after
+  the faults that match it; the answer is passed back and logged in "requests".
+Real S3 for 003 (--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-region R]): initiate hands out a
+  presigned POST for that bucket, SigV4-signed with those keys as a real backend would, instead of the fixture's own
+  /s3post/ target; complete checks the object there (curl --aws-sigv4 HEAD) rather than in "objects".
 Control:
   GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests, and
                 every JSON body per endpoint ("json").
@@ -29,8 +35,9 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "delay", "seconds": 3}                         answer late (a slow server)
   {"action": "expired_ticket"}                              hand out a ticket whose URL has already expired
   {"action": "conflict"}                                    409 as 003's duplicate-recording answer
-Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS]
-                  [--s3 '{"endpoint": "http://127.0.0.1:8333", "access_key", "secret_key", "region", "bucket"}'];
+Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS] [--upstream URL]
+                  [--s3 '{"endpoint": "http://127.0.0.1:8333", "access_key", "secret_key", "region", "bucket"}']
+                  [--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-region R]];
        listens on 127.0.0.1, port 0.
 """
 import argparse
@@ -45,6 +52,7 @@ import re
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -64,6 +72,9 @@ STATE = {
 }
 FAULTS = []
 BEARER = None
+UPSTREAM = None           # "host:port" of a server that unmatched requests are forwarded to
+S3_POST = None            # {"endpoint", "bucket", "access_key", "secret_key", "region"} for real presigned POSTs
+FIXTURE_ROUTES = ("/_state", "/signed/", "/s3post/", "/api/", "/upload-url", "/analyze")
 URL_TTL = 900
 S3 = None                 # --s3: signed URLs are SigV4 presigned PUTs forwarded to this S3 server
 VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
@@ -84,6 +95,27 @@ def take_fault(method, path):
             fault["times"] = fault.get("times", 1) - 1
             return dict(fault)
     return None
+
+
+def s3_signing_key(day):
+    key = hmac.new(("AWS4" + S3_POST["secret_key"]).encode(), day.encode(), hashlib.sha256).digest()
+    for part in (S3_POST["region"], "s3", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    return key
+
+
+def stored_size(key):
+    """Size of the object at key, or None: from what the fixture stored, or by a signed HEAD to the real S3."""
+    if S3_POST is None:
+        with LOCK:
+            entry = STATE["objects"].get(key)
+        return entry["size"] if entry else None
+    url = "%s/%s/%s" % (S3_POST["endpoint"], S3_POST["bucket"], key)
+    head = subprocess.run(["curl", "-s", "-I", "--aws-sigv4", "aws:amz:%s:s3" % S3_POST["region"], "--user",
+                           "%s:%s" % (S3_POST["access_key"], S3_POST["secret_key"]), url],
+                          capture_output=True, text=True, timeout=30)
+    match = re.search(r"^content-length:\s*(\d+)", head.stdout, re.I | re.M)
+    return int(match.group(1)) if head.stdout.startswith("HTTP/1.1 200") and match else None
 
 
 def count(kind, name):
@@ -256,8 +288,56 @@ class Handler(BaseHTTPRequestHandler):
         headers = {"ETag": answer.getheader("ETag")} if answer.getheader("ETag") else {}
         self.send(answer.status, body, answer.getheader("Content-Type") or "application/xml", headers)
 
+
+    # ---- proxy ----
+    def proxied(self):
+        """True when the request was forwarded upstream (or answered by a fault on its way there)."""
+        path = urlsplit(self.path).path
+        if UPSTREAM is None or path.startswith(FIXTURE_ROUTES):
+            return False
+        if self.apply_fault(take_fault(self.command, path)):
+            return True
+        connection = http.client.HTTPConnection(UPSTREAM, timeout=60)
+        connection.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+        for name, value in self.headers.items():
+            if name.lower() not in ("connection", "expect", "keep-alive", "proxy-connection"):
+                connection.putheader(name, value)
+        connection.endheaders()
+        remaining = self.body_length() or 0
+        while remaining > 0:
+            chunk = self.rfile.read(min(1 << 20, remaining))
+            if not chunk:
+                connection.close()
+                return True
+            connection.send(chunk)
+            remaining -= len(chunk)
+        answer = connection.getresponse()
+        body = answer.read()
+        connection.close()
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("connection", "keep-alive", "transfer-encoding", "content-length"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        with LOCK:
+            STATE["requests"].append([self.command, path, answer.status])
+        return True
+
+    def do_HEAD(self):
+        if not self.proxied():
+            self.send(404, {"detail": "Not Found"})
+
+    def do_DELETE(self):
+        if not self.proxied():
+            self.send(404, {"detail": "Not Found"})
+
     # ---- routes ----
     def do_GET(self):
+        if self.proxied():
+            return
         path = urlsplit(self.path).path
         if path == "/_state":
             with LOCK:
@@ -267,6 +347,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send(404, {"detail": "Not Found"})
 
     def do_PUT(self):
+        if self.proxied():
+            return
         parts = urlsplit(self.path)
         if S3 and parts.path.startswith("/%s/" % S3["bucket"]):
             if self.apply_fault(take_fault("PUT", parts.path)):
@@ -313,6 +395,8 @@ class Handler(BaseHTTPRequestHandler):
             entry["count"] += 1
 
     def do_POST(self):
+        if self.proxied():
+            return
         path = urlsplit(self.path).path
         if path.startswith("/s3post/"):
             return self.s3_post(path[len("/s3post/"):])
@@ -397,8 +481,8 @@ class Handler(BaseHTTPRequestHandler):
             # recording arrived; after the ticket expired unused, initiating again renews it (seed 003's advice).
             with LOCK:
                 existing = PET_DAY.get((pet_id, day))
-                blocking = existing and (VISITS[existing]["s3_key"] in STATE["objects"]
-                                         or VISITS[existing]["expires_at"] > time.time())
+                live = existing and VISITS[existing]["expires_at"] > time.time()
+            blocking = existing and (live or stored_size(VISITS[existing]["s3_key"]) is not None)
             if blocking:
                 return self.send(409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
                                        % (pet_id, existing)})
@@ -406,38 +490,47 @@ class Handler(BaseHTTPRequestHandler):
             now = datetime.datetime.utcnow()
             key = "visit-recordings/%s/%s/%s.m4a" % (now.strftime("%Y/%m/%d"), pet_id, uuid.uuid4())
             expiration = now + datetime.timedelta(seconds=-60 if expired else URL_TTL)
+            bucket = S3_POST["bucket"] if S3_POST else "helppetai-visit-recordings"
+            credential = "%s/%s/%s/s3/aws4_request" % (
+                S3_POST["access_key"] if S3_POST else "AKIAFIXTURE", now.strftime("%Y%m%d"),
+                S3_POST["region"] if S3_POST else "us-east-1")
             policy_doc = {"expiration": expiration.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "conditions": [
-                {"bucket": "helppetai-visit-recordings"}, {"key": key}, {"Content-Type": "audio/m4a"},
+                {"bucket": bucket}, {"key": key}, {"Content-Type": "audio/m4a"},
                 ["content-length-range", 1, 100 * 1024 * 1024],
-                {"x-amz-credential": "AKIAFIXTURE/%s/us-east-1/s3/aws4_request" % now.strftime("%Y%m%d")},
+                {"x-amz-credential": credential},
                 {"x-amz-algorithm": "AWS4-HMAC-SHA256"}, {"x-amz-date": now.strftime("%Y%m%dT%H%M%SZ")}]}
             policy = base64.b64encode(json.dumps(policy_doc).encode()).decode()
+            if S3_POST:
+                signature = hmac.new(s3_signing_key(now.strftime("%Y%m%d")), policy.encode(), hashlib.sha256).hexdigest()
+                upload_url = "%s/%s" % (S3_POST["endpoint"], bucket)
+            else:
+                signature = sign(policy)
+                upload_url = "%s/s3post/%s" % (self.base(), bucket)
             with LOCK:
                 PET_DAY[(pet_id, day)] = visit_id
                 VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
                                     "expires_at": time.time() + (-60 if expired else URL_TTL)}
             return self.send(200, {
                 "visit_id": visit_id,
-                "upload_url": "%s/s3post/helppetai-visit-recordings" % self.base(),
+                "upload_url": upload_url,
                 "upload_fields": {
                     "key": key, "Content-Type": "audio/m4a", "policy": policy,
                     "x-amz-credential": policy_doc["conditions"][4]["x-amz-credential"],
                     "x-amz-algorithm": "AWS4-HMAC-SHA256", "x-amz-date": policy_doc["conditions"][6]["x-amz-date"],
-                    "x-amz-signature": sign(policy)},
-                "s3_key": key, "bucket": "helppetai-visit-recordings", "expires_in": URL_TTL})
+                    "x-amz-signature": signature},
+                "s3_key": key, "bucket": bucket, "expires_in": URL_TTL})
         match = re.fullmatch(r"/api/v1/visit-transcripts/audio/upload/complete/([^/]+)", path)
         if match:
             count("callbacks", "/api/v1/visit-transcripts/audio/upload/complete")
             visit = VISITS.get(match.group(1))
             if visit is None:
                 return self.send(404, {"detail": "Visit not found"})
-            with LOCK:
-                stored = STATE["objects"].get(visit["s3_key"])
+            stored = stored_size(visit["s3_key"])
             if stored is None:
                 return self.send(400, {"detail": "no audio uploaded for this visit"})
             size = body.get("file_size_bytes")
-            if size is not None and size != stored["size"]:
-                return self.send(400, {"detail": "file_size_bytes %r does not match %d" % (size, stored["size"])})
+            if size is not None and size != stored:
+                return self.send(400, {"detail": "file_size_bytes %r does not match %d" % (size, stored)})
             return self.send(200, {
                 "uuid": match.group(1), "pet_id": visit["pet_id"], "visit_date": int(time.time()), "full_text": "",
                 "audio_transcript_url": "https://helppetai-visit-recordings.s3.amazonaws.com/" + visit["s3_key"],
@@ -574,13 +667,18 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    global FAULTS, BEARER, URL_TTL, S3
+    global FAULTS, BEARER, URL_TTL, UPSTREAM, S3_POST, S3
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--faults", default="[]")
     parser.add_argument("--bearer")
     parser.add_argument("--url-ttl", type=int, default=900)
     parser.add_argument("--s3", help="JSON: endpoint, access_key, secret_key, region, bucket")
+    parser.add_argument("--upstream", help="http://host:port that requests outside the fixture's routes go to")
+    parser.add_argument("--s3-post", help="http://host:port/BUCKET of a real S3 that seed 003's tickets point at")
+    parser.add_argument("--s3-access-key")
+    parser.add_argument("--s3-secret-key")
+    parser.add_argument("--s3-region", default="us-east-1")
     args = parser.parse_args()
     # A test process may spawn us from a thread that blocks signals (libdispatch does); unblock them so SIGTERM
     # stops us, and leave when the parent is gone so a crashed test leaves no server behind.
@@ -597,6 +695,11 @@ def main():
     BEARER = args.bearer
     URL_TTL = args.url_ttl
     S3 = json.loads(args.s3) if args.s3 else None
+    UPSTREAM = urlsplit(args.upstream).netloc if args.upstream else None
+    if args.s3_post:
+        endpoint, _, bucket = args.s3_post.rstrip("/").rpartition("/")
+        S3_POST = {"endpoint": endpoint, "bucket": bucket, "access_key": args.s3_access_key,
+                   "secret_key": args.s3_secret_key, "region": args.s3_region}
     server = Server(("127.0.0.1", 0), Handler)
     temporary = args.port_file + ".tmp"
     with open(temporary, "w") as handle:

@@ -334,7 +334,8 @@ import Testing
         func failedRules(_ path: String) throws -> [String] {
             let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
             let item = Item(path: path, relativePath: (path as NSString).lastPathComponent, size: size)
-            for configured in pipeline.stages where !configured.usesNetwork {
+            for configured in pipeline.stages
+            where !configured.usesNetwork && configured.condition?.matches(item) != false {
                 let context = StageContext(settings: RunSettings(offline: true), resultName: configured.resultName)
                 do {
                     _ = try configured.stage.run(item, context: context)

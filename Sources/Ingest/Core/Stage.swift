@@ -123,6 +123,7 @@ public enum StageRegistry {
         StageDescriptor(ValidateStage.self),
         StageDescriptor(ProbeStage.self),
         StageDescriptor(GeohashStage.self),
+        StageDescriptor(LookupStage.self),
         StageDescriptor(JpegStage.self),
         StageDescriptor(AudioStage.self),
         StageDescriptor(VideoStage.self),

@@ -4,11 +4,14 @@ import IngestNative
 
 /// Text with `{{ name.path }}` placeholders (Mustache's delimiters, without sections or escaping: values go
 /// into URLs, headers, keys and JSON, never HTML). Parsed when the pipeline loads, so a malformed template is a
-/// pipeline-file error with a line number rather than a per-file surprise.
+/// pipeline-file error with a line number rather than a per-file surprise. A variable may end in filters, as in
+/// Liquid: `{{geohash | first:5}}` (seed 004 groups objects by a 5-character cell of a 6-character geohash).
 public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertible {
     enum Part: Sendable, Equatable {
         case text(String)
         case variable(String)
+        /// A variable whose text goes through filters, left to right; the result is always a string.
+        case filtered(String, [TemplateFilter])
     }
 
     public let source: String
@@ -31,7 +34,10 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
             guard let close = rest[open.upperBound...].range(of: "}}") else {
                 throw TemplateSyntaxError(message: "'{{' without a closing '}}' in '\(source)'")
             }
-            let name = rest[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)
+            let inside = rest[open.upperBound..<close.lowerBound].split(
+                separator: "|", omittingEmptySubsequences: false)
+            let name = inside[0].trimmingCharacters(in: .whitespaces)
+            let filters = try inside.dropFirst().map { try TemplateFilter(parsing: String($0), in: source) }
             let valid =
                 !name.isEmpty
                 && name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy {
@@ -40,7 +46,7 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
             guard valid else {
                 throw TemplateSyntaxError(message: "'{{\(name)}}' is not a variable name like file.name")
             }
-            parts.append(.variable(name))
+            parts.append(filters.isEmpty ? .variable(name) : .filtered(name, filters))
             rest = rest[close.upperBound...]
         }
         if !rest.isEmpty { parts.append(.text(String(rest))) }
@@ -61,7 +67,12 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
 
     /// Every variable named, in order.
     public var variables: [String] {
-        parts.compactMap { if case .variable(let name) = $0 { return name } else { return nil } }
+        parts.compactMap {
+            switch $0 {
+            case .variable(let name), .filtered(let name, _): return name
+            case .text: return nil
+            }
+        }
     }
 
     /// The variable when the template is exactly one `{{x}}` and nothing else: such a value keeps x's JSON type.
@@ -83,6 +94,16 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
                 case .object, .array: out += value.serialized()
                 default: out += value.stringValue ?? ""
                 }
+            case .filtered(let name, let filters):
+                let value = try scope.value(name)
+                if case .null = value { throw scope.missing(name, because: "it is null") }
+                var text: String
+                switch value {
+                case .object, .array: text = value.serialized()
+                default: text = value.stringValue ?? ""
+                }
+                for filter in filters { text = filter.apply(text) }
+                out += text
             }
         }
         return out
@@ -92,6 +113,41 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
     func renderValue(_ scope: TemplateScope) throws -> JSONValue {
         if let name = soleVariable { return try scope.value(name) }
         return .string(try render(scope))
+    }
+}
+
+/// A filter after a template variable: `first:N` and `last:N` keep that many characters, `lower` and `upper` change
+/// case (`{{file.ext | lower}}` keys `IMG_1.JPG` as `.jpg`).
+enum TemplateFilter: Sendable, Equatable {
+    case first(Int)
+    case last(Int)
+    case lower
+    case upper
+
+    static let names = "first:N, last:N, lower, upper"
+
+    init(parsing text: String, in source: String) throws {
+        let parts = text.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        let count = parts.count == 2 ? Int(parts[1]) : nil
+        switch (parts.first ?? "", count) {
+        case ("first", let count?) where count > 0: self = .first(count)
+        case ("last", let count?) where count > 0: self = .last(count)
+        case ("lower", nil) where parts.count == 1: self = .lower
+        case ("upper", nil) where parts.count == 1: self = .upper
+        default:
+            throw TemplateSyntaxError(
+                message: "'\(text.trimmingCharacters(in: .whitespaces))' in '\(source)' is not a filter; "
+                    + "filters: \(Self.names) (N a positive whole number)")
+        }
+    }
+
+    func apply(_ text: String) -> String {
+        switch self {
+        case .first(let count): return String(text.prefix(count))
+        case .last(let count): return String(text.suffix(count))
+        case .lower: return text.lowercased()
+        case .upper: return text.uppercased()
+        }
     }
 }
 

@@ -68,7 +68,7 @@ struct PipelineLinter {
         }
 
         for (stage, options) in zip(pipeline.stages, stageNodes) where stage.name == ValidateStage.name {
-            let rules = optionNames(options).filter { $0 != "as" && $0 != "sniff" }
+            let rules = optionNames(options).filter { !["as", "sniff", "when"].contains($0) }
             if rules.isEmpty {
                 warn(
                     stage.location,

@@ -21,6 +21,8 @@ public struct ConfiguredStage: Sendable {
     public var location: SourceLocation
     /// True when the stage writes files into the work folder (a transcode): `max_work_bytes` applies to it.
     public var writesWorkFiles = false
+    /// `when:` — the files the stage applies to; nil for every file.
+    public var condition: StageCondition? = nil
 }
 
 /// A pipeline file, checked and ready to run. Loading fails as a whole with every error found: nothing runs

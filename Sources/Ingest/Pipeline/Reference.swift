@@ -16,7 +16,9 @@ extension Pipeline {
         text +=
             "Each item of `stages:` is `- NAME: {options}` (or `- NAME:` when no option is needed). Every stage also "
         text += "takes `as: NAME`, the name its results are stored under for later templates "
-        text += "(`{{ticket.upload_url}}`). `ingest validate` runs only the stages marked *local*.\n"
+        text +=
+            "(`{{ticket.upload_url}}`), and `when: {extensions: [m4a]}` or `when: {paths: [\"pets/**\"]}`, the files "
+        text += "it applies to (others go past it untouched). `ingest validate` runs only the stages marked *local*.\n"
         for descriptor in StageRegistry.all {
             text += "\n#### `\(descriptor.name)` (\(descriptor.usesNetwork ? "network" : "local"))\n\n"
             text += descriptor.summary + "\n"

@@ -147,10 +147,10 @@ struct PipelineFileOptions: StageOptions, Sendable {
 
 extension ConfiguredStage {
     /// Options every stage takes besides its own.
-    static let commonOptions = ["as"]
+    static let commonOptions = ["as", "when"]
 
     /// Decodes one list item: a one-key mapping `stage-name: {options}` (or `stage-name:` for no options), with
-    /// an optional `as: NAME` inside the options.
+    /// an optional `as: NAME` and `when: {…}` inside the options.
     init(item: ConfigNode) throws {
         let example = "'- validate: {max_bytes: 100MB}' or '- probe:'"
         guard case .mapping(let pairs) = item.kind else {
@@ -186,6 +186,18 @@ extension ConfiguredStage {
             resultName = text
             options = ConfigNode(.mapping(optionPairs.filter { $0.key.scalar != "as" }), at: value.location)
         }
+        var condition: StageCondition?
+        if case .mapping(let optionPairs) = options.kind,
+            let when = optionPairs.first(where: { $0.key.scalar == "when" })
+        {
+            do {
+                condition = try StageCondition(from: when.value)
+            } catch var error as PipelineFileError {
+                if !error.message.hasPrefix("\(name): ") { error.message = "\(name): when: \(error.message)" }
+                throw error
+            }
+            options = ConfigNode(.mapping(optionPairs.filter { $0.key.scalar != "when" }), at: options.location)
+        }
         let stage: any Stage
         do {
             stage = try descriptor.instantiate(options)
@@ -195,7 +207,7 @@ extension ConfiguredStage {
         }
         self.init(
             name: name, stage: stage, usesNetwork: descriptor.usesNetwork, resultName: resultName,
-            location: key.location, writesWorkFiles: descriptor.writesWorkFiles)
+            location: key.location, writesWorkFiles: descriptor.writesWorkFiles, condition: condition)
     }
 
     static func isIdentifier(_ text: String) -> Bool {
@@ -299,6 +311,12 @@ extension Pipeline {
             "type": "string",
             "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
         ]
+        var when = JSONObject()
+        when["description"] = "The files the stage applies to; others go past it untouched."
+        if case .object(let declared) = StageCondition.jsonSchema {
+            for (key, value) in declared.pairs { when[key] = value }
+        }
+        properties["when"] = .object(when)
         options["properties"] = .object(properties)
         if options["required"] != nil {
             var described: JSONObject = ["description": .string(descriptor.summary)]

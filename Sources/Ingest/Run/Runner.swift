@@ -280,6 +280,7 @@ public final class Runner: @unchecked Sendable {
             reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
         }
         for (position, configured) in stages.enumerated() {
+            if let condition = configured.condition, !condition.matches(item) { continue }
             if let done = journaled?.restored[position],
                 !Runner.mustRedo(done, nextIsDone: journaled?.restored[position + 1] != nil)
             {
@@ -287,6 +288,11 @@ public final class Runner: @unchecked Sendable {
                 for (key, value) in done.outputs.pairs {
                     // `result:NAME` is the answer as sent (signed URLs intact) for templates; the rest are facts.
                     if key.hasPrefix("result:") { item.templateValues[key] = value } else { item.facts[key] = value }
+                }
+                if let name = configured.resultName {
+                    // A reused ticket may have expired since: an upload can still ask for a fresh one.
+                    let context = StageContext(settings: settings, resultName: name, progress: reportBytes)
+                    item.rerun[name] = { try configured.stage.run(item, context: context) }
                 }
                 continue
             }

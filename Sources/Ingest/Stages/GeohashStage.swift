@@ -1,21 +1,44 @@
 /// `geohash`: turns the probed location into a geohash fact (seed 004 keys its data by a 6-character geohash),
 /// for key templates (`{{geohash}}`) and payloads.
 public struct GeohashStage: Stage {
+    /// What becomes of a file without a location.
+    public enum MissingPolicy: String, OptionEnum, Sendable {
+        /// It goes on without a `geohash` fact.
+        case pass
+        /// It stops here and is reported as skipped (seed 004 keeps only located media), not as a failure.
+        case skip
+        /// It fails (`required: true`).
+        case fail
+    }
+
     public struct Options: StageOptions, Sendable {
         public var precision = 6
         public var required = false
+        public var onMissing: MissingPolicy?
         public init() {}
         public static var fields: [OptionField<Options>] {
             [
                 OptionField("precision", \.precision, doc: "Characters of geohash, 1–12.", default: "6"),
                 OptionField(
-                    "required", \.required, doc: "Fail files that have no location (otherwise they pass without one).",
+                    "required", \.required, doc: "Fail files that have no location (the same as `on_missing: fail`).",
                     default: "false"),
+                OptionField(
+                    "on_missing", \.onMissing,
+                    doc:
+                        "A file without a location: `pass` (on without a geohash), `skip` (reported as skipped; later "
+                        + "stages do not run) or `fail`.",
+                    default: "pass (fail with required: true)"),
             ]
         }
         public func validate(at node: ConfigNode) throws {
             if !(1...12).contains(precision) { throw node.error("precision must be 1…12, found \(precision)") }
+            if required, let onMissing, onMissing != .fail {
+                throw node.error(
+                    "required: true fails files without a location, but on_missing says \(onMissing.rawValue)")
+            }
         }
+
+        var missing: MissingPolicy { onMissing ?? (required ? .fail : .pass) }
     }
 
     public static let name = "geohash"
@@ -27,14 +50,17 @@ public struct GeohashStage: Stage {
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let probe = try context.probe(item, stage: Self.name)
         guard let location = probe.location else {
-            if options.required {
+            switch options.missing {
+            case .pass: return .proceed
+            case .skip: return .skip(reason: "no location metadata (geohash on_missing: skip)")
+            case .fail:
                 throw ItemFailed(
                     stage: Self.name, rule: "required", message: "the file has no location metadata",
                     expected: "a location", actual: "none")
             }
-            return .proceed
         }
-        let hash = Geohash.encode(latitude: location.latitude, longitude: location.longitude, precision: options.precision)
+        let hash = Geohash.encode(
+            latitude: location.latitude, longitude: location.longitude, precision: options.precision)
         item.facts[context.resultName ?? "geohash"] = .string(hash)
         return .proceed
     }

@@ -14,7 +14,13 @@ final class FixtureBackend {
     /// `faults`: the JSON list the fixture documents (`[{"method": "PUT", "action": "status", "status": 500}]`).
     /// `s3`: hand out SigV4 presigned URLs that the fixture counts and forwards to this server's `bucket` (created
     /// here), so the server checks signature, Content-Type and expiry and stores the objects.
-    init(faults: String = "[]", bearer: String? = nil, s3: SeaweedFS? = nil, bucket: String = "ingest-seeds") throws {
+    /// `upstream`: a server (SeaweedFS) that requests outside the fixture's own routes are forwarded to, faults first.
+    /// `s3Post`: a real S3 bucket that seed 003's tickets point at (presigned POSTs signed with its keys).
+    /// `urlTTL`: seconds the signed URLs and POST policies it hands out stay valid (default 900).
+    init(
+        faults: String = "[]", bearer: String? = nil, s3: SeaweedFS? = nil, bucket: String = "ingest-seeds",
+        upstream: String? = nil, s3Post: (server: SeaweedFS, bucket: String)? = nil, urlTTL: Int? = nil
+    ) throws {
         var s3Arguments: [String] = []
         if let s3 {
             try s3.createBucket(bucket)
@@ -33,7 +39,14 @@ final class FixtureBackend {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
-            + (bearer.map { ["--bearer", $0] } ?? []) + s3Arguments
+            + (bearer.map { ["--bearer", $0] } ?? []) + s3Arguments + (upstream.map { ["--upstream", $0] } ?? [])
+            + (urlTTL.map { ["--url-ttl", String($0)] } ?? [])
+            + (s3Post.map {
+                [
+                    "--s3-post", "\($0.server.endpoint)/\($0.bucket)", "--s3-access-key", $0.server.accessKey,
+                    "--s3-secret-key", $0.server.secretKey, "--s3-region", $0.server.region,
+                ]
+            } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()

@@ -127,6 +127,27 @@ import Testing
         #expect(workFiles.sorted().map { ($0 as NSString).lastPathComponent } == ["clip.mov.mp4", "clip.mp4.mp4"])
     }
 
+    @Test func audioOfOneNameInTwoFormatsIsUploadedWhole() throws {
+        let backend = try FixtureBackend(faults: Self.slowFirstTicket)
+        defer { backend.stop() }
+        let folder = try MediaFolder("work-audio")
+        try FileManager.default.createDirectory(atPath: folder.file("in"), withIntermediateDirectories: true)
+        // Told apart after the transcode by their length.
+        for (name, seconds) in [("voice.wav", 1), ("voice.mp3", 3)] {
+            try folder.ffmpeg("-f lavfi -i 'sine=frequency=440:duration=\(seconds)' in/\(name)")
+        }
+        let (result, reports) = try run(
+            clashPipeline(backend, transcode: "audio: {}", key: "{{file.name}}.m4a"), [folder.file("in")], in: folder)
+        #expect(result.status == 0, "\(result.stderr) \(reports)")
+        #expect(reports.map { $0["status"] as? String } == ["passed", "passed"], "\(reports)")
+        for (name, seconds) in [("voice.wav", 1.0), ("voice.mp3", 3.0)] {
+            let uploaded = folder.file("dest/\(name).m4a")
+            #expect(try folder.stream(uploaded, "audio")?["codec_name"] as? String == "aac")
+            #expect(abs(try folder.duration(uploaded) - seconds) < 0.2, "\(name)")
+        }
+        #expect(folder.filesInWork().isEmpty)
+    }
+
     @Test func photoOfOnePathUnderTwoRootsIsUploadedWhole() throws {
         let backend = try FixtureBackend(faults: Self.slowFirstTicket)
         defer { backend.stop() }

@@ -37,7 +37,7 @@ import Testing
         let input = folder.file("in.\(format)")
         try folder.ffmpeg("-f lavfi -i 'sine=frequency=440:duration=3.5' \(codec) '\(input)'")
         let (item, fact) = try folder.run(try stage(), input)
-        let output = folder.workDirectory + "/audio/in.m4a"
+        let output = folder.workDirectory + "/audio/0/in.\(format).m4a"
         #expect(item.artifact == output)
         #expect(fact["action"]?.stringValue == "transcoded")
         #expect(fact["path"]?.stringValue == output)
@@ -45,7 +45,7 @@ import Testing
         #expect(fact["before"]?["bytes"]?.doubleValue == Double(item.size))
         #expect(fact["decode_errors_skipped"]?.doubleValue == 0)
         try expectCompliant(folder, output, duration: try folder.duration(input))
-        #expect(folder.filesInWork() == ["audio/in.m4a"])
+        #expect(folder.filesInWork() == ["audio/0/in.\(format).m4a"])
     }
 
     @Test func audioTrackOfAMovieAndSettings() throws {

@@ -584,8 +584,8 @@ import Testing
         let original = try Data(contentsOf: URL(fileURLWithPath: input))
         let (item, _) = try runStage(input)
         #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == original)
-        #expect(item.artifact == workDirectory + "/jpeg/keepme.jpg.jpg")
-        #expect(workFiles() == ["jpeg/keepme.jpg.jpg"])
+        #expect(item.artifact == workDirectory + "/jpeg/0/keepme.jpg.jpg")
+        #expect(workFiles() == ["jpeg/0/keepme.jpg.jpg"])
         // An unwritable work directory fails the item with the rule and leaves nothing behind.
         let blocked = path("blocked")
         try "file, not a folder".write(toFile: blocked, atomically: true, encoding: .utf8)

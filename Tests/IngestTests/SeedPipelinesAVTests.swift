@@ -459,7 +459,7 @@ import Testing
         }
         #expect(Set(artifacts).count == 3, "\(artifacts)")
         #expect(artifacts.allSatisfy { FileManager.default.fileExists(atPath: $0) })
-        #expect(artifacts.allSatisfy { $0.hasPrefix(folder.path + "/work/jpeg/good/") && $0.hasSuffix(".jpg") })
+        #expect(artifacts.allSatisfy { $0.hasPrefix(folder.path + "/work/jpeg/0/good/") && $0.hasSuffix(".jpg") })
     }
 
     @Test func vehiclePhotosSurvivesServerErrorsRateLimitAndExpiredURL() throws {

@@ -27,7 +27,7 @@ import Testing
         let folder = try MediaFolder("video")
         let input = try makeClip(folder, "clip.mov")
         let (item, fact) = try folder.run(try stage { $0.maxWidth = 320 }, input)
-        let output = folder.workDirectory + "/video/clip.mp4"
+        let output = folder.workDirectory + "/video/0/clip.mov.mp4"
         #expect(item.artifact == output)
         #expect(fact["action"]?.stringValue == "transcoded")
         #expect(fact["video"]?.stringValue == "encoded")
@@ -45,7 +45,7 @@ import Testing
         #expect(audio["sample_rate"] as? String == "48000")
         #expect(abs(try folder.duration(output) - 2) <= 1.0 / 25)
         #expect(try folder.moovBeforeMdat(output))
-        #expect(folder.filesInWork() == ["video/clip.mp4"])
+        #expect(folder.filesInWork() == ["video/0/clip.mov.mp4"])
     }
 
     @Test func rotationIsKeptAsMetadataAndLimitsApplyToTheDisplayedSize() throws {
@@ -119,7 +119,7 @@ import Testing
                 $0.maxWidth = 100
             }, input)
         #expect(fact["action"]?.stringValue == "remuxed")
-        #expect(item.artifact.hasSuffix("/video/clip.mov"))
+        #expect(item.artifact.hasSuffix("/video/0/clip.mkv.mov"))
         let tags = try folder.probe(item.artifact).format["tags"] as? [String: Any]
         #expect(tags?["major_brand"] as? String == "qt  ")
         let video = try #require(try folder.stream(item.artifact, "video"))
@@ -159,7 +159,7 @@ import Testing
         #expect((fact["decode_errors_skipped"]?.doubleValue ?? 0) > 0)
         let video = try #require(try folder.stream(item.artifact, "video"))
         #expect(video["codec_name"] as? String == "h264")
-        #expect(folder.filesInWork() == ["video/broken.mp4"])
+        #expect(folder.filesInWork() == ["video/0/broken.mp4.mp4"])
     }
 
     /// An upload cut short (moov first, media data truncated): even a stream copy must notice the missing packets.

@@ -59,6 +59,10 @@ public final class Item: @unchecked Sendable {
     public let relativePath: String
     /// The input root (a file or folder given on the command line) it was found under; empty when not walked.
     public let root: String
+    /// The position of `root` among the inputs of the run (0 for the first, in the walker's order); with the
+    /// relative path it tells every item of a run apart, even when two roots hold the same relative path or one
+    /// root is given twice, so the item's work files never clash with another's.
+    public let rootIndex: Int
     /// Size in bytes when listed.
     public let size: Int64
     /// The file later stages act on: the original, or a transcoded file in the work directory.
@@ -93,11 +97,12 @@ public final class Item: @unchecked Sendable {
     /// asks for a fresh ticket through this.
     var rerun: [String: () throws -> StageOutcome] = [:]
 
-    public init(path: String, relativePath: String, size: Int64, root: String = "") {
+    public init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {
         self.path = path
         self.relativePath = relativePath
         self.size = size
         self.root = root
+        self.rootIndex = rootIndex
         self.artifact = path
     }
 

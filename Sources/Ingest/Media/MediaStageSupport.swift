@@ -57,16 +57,8 @@ public enum DecodeErrorPolicy: String, OptionEnum, Sendable {
     case skip
 }
 
-/// What the audio and video stages share: paths, the input open, the temp-file-then-rename run, facts, errors.
+/// What the audio and video stages share: the input open, the temp-file-then-rename run, facts, errors.
 enum MediaStageSupport {
-    /// `<work>/<stage>/<relative dir>/<name>.<ext>`; `..` components dropped so nothing lands outside.
-    static func outputPath(for item: Item, workDirectory: String, stage: String, fileExtension: String) -> String {
-        let components = item.relativePath.split(separator: "/").map(String.init).filter { $0 != ".." && $0 != "." }
-        let directory = ([workDirectory, stage] + components.dropLast()).joined(separator: "/")
-        let stem = ((components.last ?? "media") as NSString).deletingPathExtension
-        return directory + "/" + (stem.isEmpty ? "media" : stem) + "." + fileExtension
-    }
-
     /// Opens the probed file for packet reading through the same guarded opener as the probe.
     static func openInput(_ path: String, probe: ProbeResult, stage: String, timeout: Double) throws -> MediaInput {
         guard let demuxer = Prober.demuxer(for: probe.content) else {

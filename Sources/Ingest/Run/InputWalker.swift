@@ -15,13 +15,20 @@ public struct InputEntry: Sendable, Equatable {
     /// The file or folder given on the command line that this entry was found under (the journal keys files by
     /// root and relative path).
     public var root: String
+    /// The position of `root` among the walked roots (sorted, so the same on every run): two roots holding the
+    /// same relative path, or one root given twice, still make distinct entries.
+    public var rootIndex: Int
 
-    public init(path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil, root: String = "") {
+    public init(
+        path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil, root: String = "",
+        rootIndex: Int = 0
+    ) {
         self.path = path
         self.relativePath = relativePath
         self.size = size
         self.problem = problem
         self.root = root
+        self.rootIndex = rootIndex
     }
 }
 
@@ -52,6 +59,8 @@ public final class InputWalker: Sequence, IteratorProtocol {
     private var ancestors: Set<FolderIdentity> = []
     /// The root being walked: every entry until the stack empties belongs to it.
     private var currentRoot = ""
+    /// Its position among the roots (sorted); -1 before the first.
+    private var currentRootIndex = -1
 
     /// `paths` are files or folders, as given on the command line; they are taken in sorted order.
     public init(paths: [String], spec: InputSpec) {
@@ -84,6 +93,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
     /// a folder is walked. A root that is a symlink is always followed: the user named it.
     private func start(root: String) -> InputEntry? {
         currentRoot = root
+        currentRootIndex += 1
         let status: FileStatus
         do {
             status = try FileStatus(path: root, followLinks: true)
@@ -93,7 +103,8 @@ public final class InputWalker: Sequence, IteratorProtocol {
         switch status.kind {
         case .regular:
             let name = root.split(separator: "/").last.map(String.init) ?? root
-            return InputEntry(path: root, relativePath: name, size: status.size, root: root)
+            return InputEntry(
+                path: root, relativePath: name, size: status.size, root: root, rootIndex: currentRootIndex)
         case .directory:
             let directory = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
             return push(directory: directory, relativePrefix: "", depth: 0, status: status)
@@ -183,7 +194,8 @@ public final class InputWalker: Sequence, IteratorProtocol {
         case .regular:
             guard isIncluded(relativePath) else { return nil }
             let size = status?.size ?? (try? FileStatus(path: path, followLinks: true))?.size ?? 0
-            return InputEntry(path: path, relativePath: relativePath, size: size, root: currentRoot)
+            return InputEntry(
+                path: path, relativePath: relativePath, size: size, root: currentRoot, rootIndex: currentRootIndex)
         default:
             // FIFOs, sockets and devices: opening one could block forever or read without end.
             guard isIncluded(relativePath) else { return nil }
@@ -200,6 +212,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
     private func problem(path: String, relativePath: String, rule: String, _ message: String) -> InputEntry {
         InputEntry(
             path: path, relativePath: relativePath, size: 0,
-            problem: RuleFailure(stage: "input", rule: rule, message: message), root: currentRoot)
+            problem: RuleFailure(stage: "input", rule: rule, message: message), root: currentRoot,
+            rootIndex: currentRootIndex)
     }
 }

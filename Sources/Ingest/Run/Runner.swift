@@ -221,7 +221,9 @@ public final class Runner: @unchecked Sendable {
                 configHash: pipeline.configHash, state: .failed, failures: [problem])
             return ItemReport(path: entry.path, relativePath: entry.relativePath, status: .failed, failures: [problem])
         }
-        let item = Item(path: entry.path, relativePath: entry.relativePath, size: entry.size, root: entry.root)
+        let item = Item(
+            path: entry.path, relativePath: entry.relativePath, size: entry.size, root: entry.root,
+            rootIndex: entry.rootIndex)
         defer { removeTemporaryFiles(of: item) }
         func report(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
             ItemReport(

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The work folder (`.ingest/work`): temp and transcoded files, which belong to the file being worked on and are
@@ -54,6 +55,58 @@ enum WorkFolder {
     private static func mark(_ folder: String) {
         let descriptor = open(folder + "/" + marker, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
         if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Where a stage that transcodes writes `item`'s new file:
+    /// `<work>/<stage>/<root>/<relative dir>/<file name>.<ext>`, e.g. `.ingest/work/video/0-clips/day1/clip.mov.mp4`.
+    /// Every item of a run gets its own path, because the runner removes a finished item's work file: two items
+    /// sharing one would lose each other's upload depending on which finished first. So
+    /// - `<root>` is the input root's position among the roots and its name (`0-clips`, `1-clips`): `a/x.jpg` and
+    ///   `b/x.jpg`, or one folder given twice, stay apart;
+    /// - the whole original file name stays and the new extension is added (`clip.mov.mp4`): `clip.mov` and
+    ///   `clip.mp4` side by side stay apart.
+    /// `.` and `..` components are dropped so nothing lands outside the work folder; a name too long for the file
+    /// system is shortened with a hash of the full name, so it stays unique.
+    static func outputPath(for item: Item, workDirectory: String, stage: String, fileExtension: String) -> String {
+        let components = item.relativePath.split(separator: "/").map(String.init).filter { $0 != ".." && $0 != "." }
+        let name = components.last ?? "file"
+        let directory =
+            [workDirectory, stage, rootFolderName(index: item.rootIndex, root: item.root)] + components.dropLast()
+        return (directory + [fittedFileName(name, fileExtension: fileExtension)]).joined(separator: "/")
+    }
+
+    /// `<index>-<last component of the root>` (`0-clips`; for `.` the current folder's name), or `<index>` alone
+    /// when the root has no name (`/`, or an item that was not walked).
+    static func rootFolderName(index: Int, root: String) -> String {
+        let name = (Journal.canonicalRoot(root) as NSString).lastPathComponent
+        guard !name.isEmpty, name != "/" else { return "\(index)" }
+        return "\(index)-" + prefix(of: name, maxBytes: 64)
+    }
+
+    /// Longest name the file systems ingest runs on accept for one path component (NAME_MAX).
+    static let maxNameBytes = 255
+
+    /// `<name>.<ext>`; when that is longer than a file name may be, the name is cut and a hash of the whole name
+    /// added (`<start of name>~<8 hex>.<ext>`), so two long names with one start still differ.
+    static func fittedFileName(_ name: String, fileExtension: String) -> String {
+        let full = name + "." + fileExtension
+        guard full.utf8.count > maxNameBytes else { return full }
+        let hash = ContentHash.hex(SHA256.hash(data: Data(name.utf8))).prefix(8)
+        let suffix = "~\(hash).\(fileExtension)"
+        return prefix(of: name, maxBytes: maxNameBytes - suffix.utf8.count) + suffix
+    }
+
+    /// The longest start of `text` that fits in `maxBytes` of UTF-8, cut between characters.
+    private static func prefix(of text: String, maxBytes: Int) -> String {
+        var result = ""
+        var used = 0
+        for character in text {
+            let size = String(character).utf8.count
+            guard used + size <= maxBytes else { break }
+            result.append(character)
+            used += size
+        }
+        return result
     }
 
     /// True when `path` lies inside the work folder `folder` (so it is a work file, not an input).

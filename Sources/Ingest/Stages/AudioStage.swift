@@ -42,6 +42,7 @@ public struct AudioStage: Stage {
     public static let name = "audio"
     public static let summary =
         "Transcodes audio (M4A, MP3, WAV, FLAC, a movie's track) to AAC in a faststart .m4a; passes compliant files through."
+    public static let writesWorkFiles = true
 
     /// Sample rates libavcodec's `aac` encoder takes.
     static let aacSampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
@@ -89,7 +90,7 @@ public struct AudioStage: Stage {
             return .proceed
         }
 
-        let outputPath = MediaStageSupport.outputPath(
+        let outputPath = WorkFolder.outputPath(
             for: item, workDirectory: context.settings.workDirectory, stage: stage, fileExtension: "m4a")
         guard outputPath != item.artifact, outputPath != item.path else {
             throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")

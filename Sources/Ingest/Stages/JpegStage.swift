@@ -129,19 +129,11 @@ public struct JpegStage: Stage {
 
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let result = try StillTranscoder(options: options, stage: Self.name).transcode(
-            path: item.artifact, outputPath: outputPath(for: item, workDirectory: context.settings.workDirectory))
+            path: item.artifact,
+            outputPath: WorkFolder.outputPath(
+                for: item, workDirectory: context.settings.workDirectory, stage: Self.name, fileExtension: "jpg"))
         item.artifact = result.artifact
         item.facts[context.resultName ?? Self.name] = .object(result.fact)
         return .proceed
-    }
-
-    /// `<work>/jpeg/<relative dir>/<file name>.jpg` (`IMG_1.HEIC.jpg`): readable, and distinct for every file of
-    /// a folder — the original extension stays in the name, since `IMG_1.HEIC` and `IMG_1.JPG` side by side (as
-    /// phones export them) must not share one work file while both are transcoded at once. `..` components are
-    /// dropped so nothing lands outside the work directory.
-    func outputPath(for item: Item, workDirectory: String) -> String {
-        let components = item.relativePath.split(separator: "/").map(String.init).filter { $0 != ".." && $0 != "." }
-        let directory = ([workDirectory, "jpeg"] + components.dropLast()).joined(separator: "/")
-        return directory + "/" + (components.last ?? "image") + ".jpg"
     }
 }

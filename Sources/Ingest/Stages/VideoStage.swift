@@ -84,6 +84,7 @@ public struct VideoStage: Stage {
     public static let name = "video"
     public static let summary =
         "Transcodes or remuxes .mov/.mp4/.mkv to H.264 + AAC in a faststart MP4/MOV within size and frame-rate limits."
+    public static let writesWorkFiles = true
 
     static let presets = [
         "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo",
@@ -149,7 +150,7 @@ public struct VideoStage: Stage {
         }
 
         let fileExtension = options.container.rawValue
-        let outputPath = MediaStageSupport.outputPath(
+        let outputPath = WorkFolder.outputPath(
             for: item, workDirectory: context.settings.workDirectory, stage: stage, fileExtension: fileExtension)
         guard outputPath != item.artifact, outputPath != item.path else {
             throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")

@@ -47,7 +47,8 @@ struct RunOptions: ParsableArguments {
     func execute(offline: Bool, journal journalOptions: JournalOptions? = nil) throws -> ExitStatus {
         var pipeline: Pipeline
         do {
-            pipeline = try Pipeline.load(path: self.pipeline)
+            // Offline (validate), variables only network stages read are not needed: CI runs it without secrets.
+            pipeline = try Pipeline.load(path: self.pipeline, offline: offline)
         } catch let errors as PipelineFileErrors {
             for error in errors.errors { printError(error.description) }
             printError("\(self.pipeline): not run: the pipeline file has \(errors.errors.count) error(s)")

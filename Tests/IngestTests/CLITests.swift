@@ -32,7 +32,8 @@ import Testing
         #expect(lines.last == "2 passed, 1 failed, 0 skipped")
 
         let passing = try runCommand(
-            ingest, ["run", pipeline, folder.path + "/media/a.txt", folder.path + "/media/b.txt"], directory: folder.path)
+            ingest, ["run", pipeline, folder.path + "/media/a.txt", folder.path + "/media/b.txt"],
+            directory: folder.path)
         #expect(passing.status == 0)
         #expect(passing.stdout.hasSuffix("2 passed, 0 failed, 0 skipped\n"))
     }
@@ -119,6 +120,49 @@ import Testing
         #expect(result.status == 3)
         #expect(result.stderr.contains("cannot write the report"))
         #expect(result.stderr.contains("/no/such/dir/r.jsonl"))
+    }
+
+    /// The seed pipelines in CI, without the backend's secrets: `validate` makes no request, so it needs none of
+    /// the variables only `request`/`upload` read and checks the files; `run` names each missing one and stops
+    /// before any file is touched (no work folder, no journal).
+    @Test(arguments: [
+        (
+            "vet-audio", "good/voice.m4a", "3f2a9c1e-8b4d-4e6f-9a7b-1c2d3e4f5a6b/visit.m4a",
+            ["HELPPET_API", "HELPPET_TOKEN"]
+        ),
+        ("hockey-video-signed-put", "good/plain.mov", "game/plain.mov", ["PUCKBUDDY_BACKEND", "PUCKBUDDY_USER_ID"]),
+    ])
+    func seedPipelinesValidateWithoutNetworkVariables(
+        pipeline: String, sample: String, relativePath: String, variables: [String]
+    ) throws {
+        let folder = try TemporaryFolder("cli-offline")
+        defer { folder.remove() }
+        let input = folder.path + "/media/" + relativePath
+        try FileManager.default.createDirectory(
+            atPath: (input as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + sample, toPath: input)
+        try folder.file("media/bad/empty." + (sample as NSString).pathExtension, "")
+        let file = TestPaths.root + "/pipelines/\(pipeline).yml"
+        var environment = ProcessInfo.processInfo.environment
+        for name in variables + ["PETS_MANIFEST"] { environment[name] = nil }
+
+        let run = try runCommand(
+            ingest, ["run", file, folder.path + "/media"], environment: environment, directory: folder.path)
+        #expect(run.status == 2, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.isEmpty, "\(run.stdout)")
+        for name in variables {
+            #expect(run.stderr.contains("environment variable '\(name)' is not set"), "\(name): \(run.stderr)")
+        }
+        #expect(run.stderr.contains("not run: the pipeline file has"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/.ingest"), "run did work before stopping")
+
+        let validate = try runCommand(
+            ingest, ["validate", file, folder.path + "/media"], environment: environment, directory: folder.path)
+        #expect(validate.status == 1, "\(validate.stdout)\(validate.stderr)")
+        #expect(validate.stderr.isEmpty, "\(validate.stderr)")
+        #expect(validate.stdout.contains("ok    \(folder.path)/media/\(relativePath)"), "\(validate.stdout)")
+        #expect(validate.stdout.contains("validate.min_bytes: file is empty"), "\(validate.stdout)")
+        #expect(validate.stdout.hasSuffix("1 passed, 1 failed, 0 skipped\n"), "\(validate.stdout)")
     }
 
     @Test func schemaCommandPrintsTheCommittedSchema() throws {

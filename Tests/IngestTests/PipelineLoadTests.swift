@@ -84,6 +84,90 @@ func validateOptions(_ stage: ConfiguredStage) throws -> ValidateStage.Options {
             ])
     }
 
+    /// `ingest validate` runs no network stage: the variables only those read are not needed (CI has no secrets),
+    /// while `ingest run` still names every one before any file is read.
+    @Test func variablesOnlyNetworkStagesReadAreNotNeededOffline() throws {
+        let yaml = """
+            version: 1
+            name: offline
+            stages:
+              - validate: { extensions: [m4a] }
+              - request:
+                  url: ${API:?set API}/initiate
+                  headers: { Authorization: "Bearer ${TOKEN:?set TOKEN}" }
+                  as: ticket
+              - upload:
+                  method: s3
+                  endpoint: ${S3_ENDPOINT:?set S3_ENDPOINT}
+                  bucket: ${S3_BUCKET:?set S3_BUCKET}
+                  access_key_id: AKIDEXAMPLE
+                  secret_access_key: not-a-secret
+              - probe:
+            """
+        // One error per variable: not also the s3 checks on the `${…}` text of the bucket name.
+        let online = pipelineErrors(yaml)
+        #expect(online.map { $0.location?.line } == [6, 7, 11, 12], "\(online)")
+        #expect(online.allSatisfy { $0.message.contains("is not set") }, "\(online)")
+
+        let offline = try Pipeline.parse(yaml: yaml, source: "test.yml", environment: [:], offline: true)
+        // The request decodes with the `${…}` text in place (and is left out when run offline, as every network
+        // stage is); the s3 upload cannot be built without an endpoint, so it is dropped from the pipeline.
+        #expect(offline.stages.map(\.name) == ["validate", "request", "probe"])
+        #expect(offline.stages.map(\.location.line) == [4, 5, 15])
+
+        // Every variable set: the same stages as online.
+        let environment = ["API": "http://a", "TOKEN": "t", "S3_ENDPOINT": "http://s3", "S3_BUCKET": "media"]
+        let full = try Pipeline.parse(yaml: yaml, source: "test.yml", environment: environment, offline: true)
+        #expect(full.stages.map(\.name) == ["validate", "request", "upload", "probe"])
+    }
+
+    @Test func offlineStillNeedsLocalVariablesAndReportsOtherErrors() {
+        func offlineErrors(_ yaml: String) -> [String] {
+            do {
+                _ = try Pipeline.parse(yaml: yaml, source: "test.yml", environment: [:], offline: true)
+                return []
+            } catch let errors as PipelineFileErrors {
+                return errors.errors.map(\.description)
+            } catch {
+                return ["\(error)"]
+            }
+        }
+        // A local stage's variable is read by validate: still required.
+        let local = """
+            version: 1
+            name: offline
+            stages:
+              - validate: { max_bytes: "${LIMIT:?set LIMIT}" }
+              - request: { url: "${API:?set API}/x" }
+            """
+        #expect(
+            offlineErrors(local) == [
+                "test.yml:4:28: error: environment variable 'LIMIT' is not set: set LIMIT "
+                    + "(give a default with ${LIMIT:-value})"
+            ])
+        // A typo in a network stage is still an error, though its variable is excused.
+        let typo = """
+            version: 1
+            name: offline
+            stages:
+              - probe:
+              - upload: { method: s3, endpoint: "${S3_ENDPOINT:?}", bucket: b, max_atempts: 3 }
+            """
+        let errors = offlineErrors(typo)
+        #expect(errors.count == 1, "\(errors)")
+        #expect(errors.first?.contains("unknown option 'max_atempts'") == true, "\(errors)")
+        // A value shared by alias with a local stage is read by validate too.
+        let shared = """
+            version: 1
+            name: offline
+            stages:
+              - request: { url: &api "${API:?set API}" }
+              - lookup: { key: *api, fallback: { id: x } }
+            """
+        #expect(offlineErrors(shared).count == 1, "\(offlineErrors(shared))")  // said once for the two uses
+        #expect(offlineErrors(shared).first?.contains("'API' is not set") == true)
+    }
+
     @Test func keysAreNotInterpolated() {
         let yaml = """
             version: 1

@@ -166,6 +166,28 @@ import Testing
         #expect(result.duration == nil)
     }
 
+    /// EXIF stores 122° 25' 9.84" W; summed in binary that is -122.41940000000001, which reached S3 metadata
+    /// (`{{probe.location.longitude}}`) as written. What reports and templates show is rounded to 7 decimals.
+    @Test func coordinatesPrintWithoutBinaryNoise() throws {
+        let longitude = -(122 + 25.0 / 60 + 9.84 / 3600)
+        try #require("\(longitude)" == "-122.41940000000001", "the sum is no longer noisy: pick another angle")
+        let location = GeoLocation(latitude: 37 + 46.0 / 60 + 29.64 / 3600, longitude: longitude, altitude: 12)
+        #expect(location.json.serialized() == #"{"latitude":37.7749,"longitude":-122.4194,"altitude":12}"#)
+        #expect(location.longitude == longitude, "the exact value stays for the geohash")
+        // 7 decimals are kept, the 8th rounds; the southern and western signs stay.
+        let fine = GeoLocation(latitude: -33.86881234, longitude: 151.20930008).json
+        #expect(fine.serialized() == #"{"latitude":-33.8688123,"longitude":151.2093001}"#)
+
+        let item = Item(path: "/x.jpg", relativePath: "x.jpg", size: 1, root: "/", rootIndex: 0)
+        item.facts["probe"] = .object(["location": location.json])
+        let scope = TemplateScope(item: item, context: StageContext(settings: RunSettings()), stage: "upload")
+        let template = try Template("{{probe.location.latitude}},{{probe.location.longitude}}")
+        #expect(try template.render(scope) == "37.7749,-122.4194")
+        // A JSON body keeps them numbers.
+        #expect(
+            try TemplateValue.text(try Template("{{probe.location.longitude}}")).render(scope) == .double(-122.4194))
+    }
+
     @Test func pngWithoutExif() throws {
         let result = try Prober.probe(path: Samples.good("graphic.png"), timeout: 10)
         #expect(

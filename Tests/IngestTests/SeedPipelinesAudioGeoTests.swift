@@ -344,7 +344,11 @@ import Testing
         let url = "\(server.endpoint)/\(bucket)/\(key)"
         let head = try server.curl(["-s", "-I", url])
         #expect(head.status == 200, "HEAD \(key)")
-        let headers = head.body.lowercased()
+        // Whole header lines: a coordinate must be exactly as given, not merely start with it.
+        let headers = Set(
+            head.body.lowercased().split(whereSeparator: \.isNewline).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            })
         #expect(headers.contains("content-type: \(contentType)"), "\(key): \(head.body)")
         #expect(headers.contains("x-amz-meta-geohash: \(geohash)"), "\(key): \(head.body)")
         #expect(headers.contains("x-amz-meta-latitude: \(latitude)"), "\(key): \(head.body)")
@@ -422,14 +426,14 @@ import Testing
             let key = "geo/u6sce/\(try sha256sum(path)).\((name as NSString).pathExtension)"
             expectedKeys.append(key)
             try expectStored(
-                path, key: key, contentType: type, geohash: "u6sce0", latitude: "59.329", longitude: "18.068",
+                path, key: key, contentType: type, geohash: "u6sce0", latitude: "59.3293", longitude: "18.0686",
                 server: server, bucket: bucket, folder: folder)
         }
         let goldenKey = "geo/9q8yy/\(try sha256sum(golden)).jpg"
         expectedKeys.append(goldenKey)
         try expectStored(
-            golden, key: goldenKey, contentType: "image/jpeg", geohash: "9q8yyk", latitude: "37.774",
-            longitude: "-122.419", server: server, bucket: bucket, folder: folder)
+            golden, key: goldenKey, contentType: "image/jpeg", geohash: "9q8yyk", latitude: "37.7749",
+            longitude: "-122.4194", server: server, bucket: bucket, folder: folder)
         let longKey = "geo/9q8yy/\(try sha256sum(long)).mp4"
         expectedKeys.append(longKey)
         try expectStored(
@@ -471,7 +475,7 @@ import Testing
             let key = "geo/u6sce/\(try sha256sum(path)).\((name as NSString).pathExtension)"
             expectedKeys.append(key)
             try expectStored(
-                path, key: key, contentType: type, geohash: "u6sce0", latitude: "59.329", longitude: "18.068",
+                path, key: key, contentType: type, geohash: "u6sce0", latitude: "59.3293", longitude: "18.0686",
                 server: server, bucket: bucket, folder: folder)
         }
         #expect(try listKeys(server, bucket: bucket) == expectedKeys.sorted())

@@ -61,14 +61,15 @@ import Testing
         #expect(entries.map(\.root) == [folder.path + "/a", folder.path + "/a", folder.path + "/b"])
     }
 
-    /// Runs `ingest run` in `folder` (journal and work folder in it); returns the exit and the JSON Lines report.
+    /// Runs `ingest run` in `folder` (journal and work folder in it, the work folder at `folder.workDirectory` so
+    /// `filesInWork()` sees it); returns the exit and the JSON Lines report.
     func run(_ pipeline: String, _ inputs: [String], in folder: MediaFolder) throws -> (CommandResult, [[String: Any]])
     {
         let file = folder.file("pipeline.yml")
         try pipeline.write(toFile: file, atomically: true, encoding: .utf8)
         let report = folder.file("report.jsonl")
         let result = try runCommand(
-            TestPaths.ingest, ["run", file] + inputs + ["--report", report, "-q"],
+            TestPaths.ingest, ["run", file] + inputs + ["--report", report, "-q", "--work-dir", folder.workDirectory],
             environment: environmentWithoutProxies(), directory: folder.path)
         let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
         return (result, lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
@@ -166,6 +167,69 @@ import Testing
             #expect(video["width"] as? Int == width)
             #expect(video["height"] as? Int == height)
         }
+        #expect(folder.filesInWork().isEmpty)
+    }
+
+    /// Two `jpeg` stages (a resize, then a recompress) in one pipeline: each writes its own work file, the second
+    /// reads the first's, and what is uploaded is the second's. They shared one path before, so the second wrote
+    /// over its own input.
+    @Test func twoJpegStagesEachWriteTheirOwnFile() throws {
+        let folder = try MediaFolder("work-two-jpeg")
+        try FileManager.default.createDirectory(atPath: folder.file("in"), withIntermediateDirectories: true)
+        try folder.ffmpeg("-f lavfi -i testsrc2=size=640x480 -frames:v 1 -q:v 2 in/x.jpg")
+        let pipeline = """
+            version: 1
+            name: two-jpeg
+            stages:
+              - jpeg: { max_dimension: 160, quality: 95, as: resized }
+              - jpeg: { quality: 30, as: small }
+              - upload: { method: local, dir: dest }
+
+            """
+        let (result, reports) = try run(pipeline, [folder.file("in")], in: folder)
+        #expect(result.status == 0, "\(result.stderr) \(reports)")
+        let report = try #require(reports.first)
+        #expect(report["status"] as? String == "passed", "\(report)")
+        let facts = try #require(report["facts"] as? [String: Any])
+        let resized = try #require(facts["resized"] as? [String: Any])
+        let small = try #require(facts["small"] as? [String: Any])
+        let firstPath = try #require(resized["path"] as? String)
+        let secondPath = try #require(small["path"] as? String)
+        #expect(firstPath != secondPath)
+        #expect(firstPath.hasPrefix(folder.workDirectory + "/0-jpeg/"), "\(firstPath)")
+        #expect(secondPath.hasPrefix(folder.workDirectory + "/1-jpeg/"), "\(secondPath)")
+        // The second stage read the first's output, and the upload took the second's.
+        #expect(small["before_bytes"] as? Int == resized["after_bytes"] as? Int)
+        #expect(small["source_width"] as? Int == 160)
+        let uploaded = folder.file("dest/x.jpg")
+        let size = try FileManager.default.attributesOfItem(atPath: uploaded)[.size] as? Int
+        #expect(size == small["after_bytes"] as? Int)
+        #expect(try folder.stream(uploaded, "video")?["width"] as? Int == 160)
+        #expect(folder.filesInWork().isEmpty)
+    }
+
+    /// Two `video` stages (a downscale, then a remux): the second failed with "the output path is the input" when
+    /// both wrote `<work>/video/…/clip.mp4.mp4`.
+    @Test func twoVideoStagesEachWriteTheirOwnFile() throws {
+        let folder = try MediaFolder("work-two-video")
+        try FileManager.default.createDirectory(atPath: folder.file("in"), withIntermediateDirectories: true)
+        try folder.ffmpeg("-f lavfi -i testsrc2=size=320x240:rate=25 -t 1 -c:v mpeg4 in/clip.mp4")
+        let pipeline = """
+            version: 1
+            name: two-video
+            stages:
+              - video: { mode: transcode, max_height: 120, as: scaled }
+              - video: { mode: remux, as: remuxed }
+              - upload: { method: local, dir: dest }
+
+            """
+        let (result, reports) = try run(pipeline, [folder.file("in")], in: folder)
+        #expect(result.status == 0, "\(result.stderr) \(reports)")
+        #expect(reports.first?["status"] as? String == "passed", "\(reports)")
+        let uploaded = folder.file("dest/clip.mp4")
+        let video = try #require(try folder.stream(uploaded, "video"))
+        #expect(video["codec_name"] as? String == "h264")
+        #expect(video["height"] as? Int == 120)
         #expect(folder.filesInWork().isEmpty)
     }
 

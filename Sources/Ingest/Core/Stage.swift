@@ -31,13 +31,24 @@ public struct StageContext: Sendable {
     /// Where a stage that moves bytes (an upload, a transcode) says how far it got, for the live display.
     public var progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)?
 
+    /// The stage's place in the run (0 for the first), set by the runner; nil when a stage is run on its own.
+    public var position: Int?
+
     public init(
         settings: RunSettings, resultName: String? = nil,
-        progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil
+        progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil, position: Int? = nil
     ) {
         self.settings = settings
         self.resultName = resultName
         self.progress = progress
+        self.position = position
+    }
+
+    /// The folder under the work folder that a stage named `stage` writes its files into: `<position>-<stage>`
+    /// (`3-jpeg`) in a run, so two stages of one kind (a resize, then a recompress) each write a file of their own
+    /// rather than the second finding its output path taken by its input; `<stage>` when run on its own.
+    public func workFolderName(for stage: String) -> String {
+        position.map { "\($0)-\(stage)" } ?? stage
     }
 
     /// Reports bytes done (of `total`, when known) for the current stage; a no-op when nothing displays progress.

@@ -1,5 +1,5 @@
 /// Where a value stands in a pipeline file: every error about the file names it.
-public struct SourceLocation: Equatable, Sendable, CustomStringConvertible {
+public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
     public var file: String
     public var line: Int
     public var column: Int
@@ -39,7 +39,9 @@ public struct ConfigNode: Sendable {
 
     /// A plain `null`, `~` or empty scalar: YAML's null.
     public var isNull: Bool {
-        if case .scalar(let text, let plain) = kind { return plain && ["", "~", "null", "Null", "NULL"].contains(text) }
+        if case .scalar(let text, let plain) = kind {
+            return plain && ["", "~", "null", "Null", "NULL"].contains(text)
+        }
         return false
     }
 
@@ -94,7 +96,8 @@ public func closestMatch(to name: String, in candidates: [String]) -> String? {
         for i in 1...a.count {
             var current = [i] + Array(repeating: 0, count: b.count)
             for j in 1...b.count {
-                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                current[j] = Swift.min(
+                    previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
             }
             previous = current
         }

@@ -164,19 +164,25 @@ enum ConfigLoader {
 extension Pipeline {
     /// Reads, interpolates and checks a pipeline file. Throws `PipelineFileErrors` with every problem found (each
     /// with file, line and column); nothing runs from an invalid file.
+    ///
+    /// `offline` is for a run that leaves network stages out (`ingest validate`): a variable that is missing only
+    /// inside `request` or `upload` options is then no error, since nothing will read it (CI validates without the
+    /// backend's secrets). A network stage that cannot be built without its variables is left out of the pipeline;
+    /// its other errors (an unknown option …) are still reported.
     public static func load(
-        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment, offline: Bool = false
     ) throws -> Pipeline {
-        let decoded = decodeFile(path: path, environment: environment)
+        let decoded = decodeFile(path: path, environment: environment, offline: offline)
         guard let pipeline = decoded.pipeline, decoded.errors.isEmpty else { throw PipelineFileErrors(decoded.errors) }
         return pipeline
     }
 
     /// `load` for text already in memory; `source` names it in errors.
     public static func parse(
-        yaml: String, source: String = "<memory>", environment: [String: String] = ProcessInfo.processInfo.environment
+        yaml: String, source: String = "<memory>", environment: [String: String] = ProcessInfo.processInfo.environment,
+        offline: Bool = false
     ) throws -> Pipeline {
-        let decoded = decodeFile(yaml: yaml, source: source, environment: environment)
+        let decoded = decodeFile(yaml: yaml, source: source, environment: environment, offline: offline)
         guard let pipeline = decoded.pipeline, decoded.errors.isEmpty else { throw PipelineFileErrors(decoded.errors) }
         return pipeline
     }
@@ -188,7 +194,7 @@ extension Pipeline {
         var errors: [PipelineFileError]
     }
 
-    static func decodeFile(path: String, environment: [String: String]) -> DecodedFile {
+    static func decodeFile(path: String, environment: [String: String], offline: Bool = false) -> DecodedFile {
         let yaml: String
         do {
             yaml = try String(contentsOfFile: path, encoding: .utf8)
@@ -197,11 +203,13 @@ extension Pipeline {
             return DecodedFile(
                 errors: [PipelineFileError(location: nil, message: "cannot read pipeline file \(path): \(reason)")])
         }
-        return decodeFile(yaml: yaml, source: path, environment: environment)
+        return decodeFile(yaml: yaml, source: path, environment: environment, offline: offline)
     }
 
-    static func decodeFile(yaml: String, source: String, environment: [String: String]) -> DecodedFile {
-        let document: ConfigDocument
+    static func decodeFile(
+        yaml: String, source: String, environment: [String: String], offline: Bool = false
+    ) -> DecodedFile {
+        var document: ConfigDocument
         do {
             document = try ConfigLoader.compose(yaml: yaml, source: source, environment: environment)
         } catch let error as PipelineFileError {
@@ -209,19 +217,125 @@ extension Pipeline {
         } catch {
             return DecodedFile(errors: [PipelineFileError(location: nil, message: "\(source): \(error)")])
         }
+        let written = document.root
+        let leftOut = offline ? document.excuseVariablesOfNetworkStages() : []
         let (file, decodingErrors) = PipelineFileOptions.decodeCollectingErrors(from: document.root)
-        // A scalar whose variable is missing still holds `${…}`: what decoding says about it repeats that error.
-        let relevant = decodingErrors.filter { error in
-            !document.uninterpolated.contains { $0 == error.location }
+        // A scalar whose variable is missing still holds `${…}`: what decoding says about it, or about its stage's
+        // options as a whole, repeats that error.
+        let echoes = document.echoLocations
+        let relevant = decodingErrors.filter { error in !(error.location.map(echoes.contains) ?? false) }
+        var errors: [PipelineFileError] = []
+        // A missing variable in a YAML anchor is met once per alias: say it once.
+        for error in (document.errors + relevant).sortedByLocation() where !errors.contains(error) {
+            errors.append(error)
         }
-        let errors = (document.errors + relevant).sortedByLocation()
         guard errors.isEmpty else { return DecodedFile(document: document, errors: errors) }
+        var stages = file.stages.stages
+        for index in leftOut.sorted(by: >) { stages.remove(at: index) }
         let pipeline = Pipeline(
             version: file.version.value, name: file.name, input: file.input.spec,
-            concurrency: file.concurrency?.value, stages: file.stages.stages, source: source,
+            concurrency: file.concurrency?.value, stages: stages, source: source,
             dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
-            configHash: ConfigDigest.hash(document.root))
+            configHash: ConfigDigest.hash(written))
         return DecodedFile(pipeline: pipeline, document: document, errors: [])
+    }
+}
+
+extension ConfigDocument {
+    /// Where decoding errors only repeat a missing variable: the scalars that still hold `${…}`, and the options
+    /// of a stage holding one (its cross-option checks saw the `${…}` text: "bucket '${S3_BUCKET}' is not a valid
+    /// name"). A block mapping starts at its first key, so an unknown first option of such a stage is held back
+    /// too; the file is refused for the variable anyway, and the next load shows it.
+    var echoLocations: Set<SourceLocation> {
+        var echoes = Set(uninterpolated)
+        guard !echoes.isEmpty, case .mapping(let pairs) = root.kind,
+            case .sequence(let items)? = pairs.first(where: { $0.key.scalar == "stages" })?.value.kind
+        else { return echoes }
+        for item in items {
+            guard case .mapping(let stage) = item.kind, stage.count == 1 else { continue }
+            var inside = Set<SourceLocation>()
+            item.collectLocations(into: &inside)
+            if !inside.isDisjoint(with: uninterpolated) { echoes.insert(stage[0].value.location) }
+        }
+        return echoes
+    }
+
+    /// For a run without network stages (`ingest validate`): a variable missing only inside the options of a
+    /// network stage (`request`, `upload`) is not an error, because nothing reads it. A variable also used
+    /// elsewhere (through a YAML alias) stays required. Such a stage is still checked with the `${…}` text in
+    /// place of the value; when that fails only because of it — at a scalar whose variable is missing, or in a
+    /// check across its options (`validate(at:)`), which may depend on the value — the stage's item is swapped for
+    /// a stand-in that decodes, and its index is returned so the caller drops it from the pipeline. Any other error
+    /// in the stage (an unknown option, a bad value written out) still counts.
+    mutating func excuseVariablesOfNetworkStages() -> [Int] {
+        guard !uninterpolated.isEmpty, case .mapping(var pairs) = root.kind,
+            let stagesAt = pairs.firstIndex(where: { $0.key.scalar == "stages" }),
+            case .sequence(var items) = pairs[stagesAt].value.kind
+        else { return [] }
+        let missing = Set(uninterpolated)
+        func isNetworkStage(_ item: ConfigNode) -> Bool {
+            guard case .mapping(let stage) = item.kind, stage.count == 1, let name = stage[0].key.scalar else {
+                return false
+            }
+            return StageRegistry.descriptor(named: name)?.usesNetwork == true
+        }
+        // Missing variables also read outside network stages (an alias of an anchor inside one) stay errors.
+        var readElsewhere = Set<SourceLocation>()
+        for (key, value) in pairs where key.scalar != "stages" { value.collectLocations(into: &readElsewhere) }
+        for item in items where !isNetworkStage(item) { item.collectLocations(into: &readElsewhere) }
+
+        var leftOut: [Int] = []
+        for (index, item) in items.enumerated() where isNetworkStage(item) {
+            var inside = Set<SourceLocation>()
+            item.collectLocations(into: &inside)
+            let excused = inside.intersection(missing).subtracting(readElsewhere)
+            guard !excused.isEmpty, case .mapping(let stage) = item.kind else { continue }
+            errors.removeAll { $0.location.map(excused.contains) ?? false }
+            let errorsOfStage: [PipelineFileError]
+            do {
+                _ = try ConfiguredStage(item: item)
+                continue
+            } catch let error as PipelineFileError {
+                errorsOfStage = [error]
+            } catch let error as PipelineFileErrors {
+                errorsOfStage = error.errors
+            } catch {
+                continue
+            }
+            let optionsAt = stage[0].value.location
+            let onlyExcused = errorsOfStage.allSatisfy { error in
+                error.location.map { excused.contains($0) || $0 == optionsAt } ?? false
+            }
+            guard onlyExcused else { continue }
+            // Decoding keeps the list's order and count; the stand-in is dropped again afterwards.
+            items[index] = ConfigNode(
+                .mapping([
+                    (
+                        key: ConfigNode(.scalar(ProbeStage.name, plain: true), at: stage[0].key.location),
+                        value: ConfigNode(.scalar("", plain: true), at: optionsAt)
+                    )
+                ]), at: item.location)
+            leftOut.append(index)
+        }
+        pairs[stagesAt].value = ConfigNode(.sequence(items), at: pairs[stagesAt].value.location)
+        root = ConfigNode(.mapping(pairs), at: root.location)
+        return leftOut
+    }
+}
+
+extension ConfigNode {
+    /// The place of this node and of every node inside it.
+    func collectLocations(into locations: inout Set<SourceLocation>) {
+        locations.insert(location)
+        switch kind {
+        case .scalar: break
+        case .sequence(let items): for item in items { item.collectLocations(into: &locations) }
+        case .mapping(let pairs):
+            for (key, value) in pairs {
+                key.collectLocations(into: &locations)
+                value.collectLocations(into: &locations)
+            }
+        }
     }
 }
 

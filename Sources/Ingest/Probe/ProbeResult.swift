@@ -12,11 +12,21 @@ public struct GeoLocation: Equatable, Sendable {
         self.altitude = altitude
     }
 
+    /// Latitude and longitude rounded to 7 decimals (about 1 cm), as reports, `probe --json` and templates show
+    /// them: EXIF's degrees, minutes and seconds summed in binary give `-122.41940000000001` for 122° 25' 9.84" W,
+    /// which prints as `-122.4194` once rounded. The fields keep the exact values (the geohash is computed from
+    /// them).
     public var json: JSONValue {
-        var object: JSONObject = ["latitude": .double(latitude), "longitude": .double(longitude)]
+        var object: JSONObject = [
+            "latitude": .double(Self.rounded(latitude)), "longitude": .double(Self.rounded(longitude)),
+        ]
         if let altitude { object["altitude"] = .double(altitude) }
         return .object(object)
     }
+
+    /// `degrees` to 7 decimal places (1e-7° is 1.1 cm, finer than any phone's GPS): the double nearest to that
+    /// decimal, whose shortest round-tripping text has at most 7 places.
+    static func rounded(_ degrees: Double) -> Double { (degrees * 1e7).rounded() / 1e7 }
 }
 
 /// One stream, with ffprobe's field names.

@@ -293,7 +293,8 @@ public final class Runner: @unchecked Sendable {
                 }
                 if let name = configured.resultName {
                     // A reused ticket may have expired since: an upload can still ask for a fresh one.
-                    let context = StageContext(settings: settings, resultName: name, progress: reportBytes)
+                    let context = StageContext(
+                        settings: settings, resultName: name, progress: reportBytes, position: position)
                     item.rerun[name] = { try configured.stage.run(item, context: context) }
                 }
                 continue
@@ -319,7 +320,7 @@ public final class Runner: @unchecked Sendable {
                 }
             }
             let context = StageContext(
-                settings: settings, resultName: configured.resultName, progress: reportBytes)
+                settings: settings, resultName: configured.resultName, progress: reportBytes, position: position)
             let before = item.facts
             var outcome = StageOutcome.proceed
             var failures: [RuleFailure] = []

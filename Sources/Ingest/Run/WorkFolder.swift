@@ -58,9 +58,10 @@ enum WorkFolder {
     }
 
     /// Where a stage that transcodes writes `item`'s new file:
-    /// `<work>/<stage>/<root>/<relative dir>/<file name>.<ext>`, e.g. `.ingest/work/video/0-clips/day1/clip.mov.mp4`.
-    /// Every item of a run gets its own path, because the runner removes a finished item's work file: two items
-    /// sharing one would lose each other's upload depending on which finished first. So
+    /// `<work>/<stage>/<root>/<relative dir>/<file name>.<ext>`, e.g. `.ingest/work/2-video/0-clips/day1/clip.mov.mp4`,
+    /// where `<stage>` is `StageContext.workFolderName(for:)`: the stage's position and name, so two stages of one
+    /// kind never share a path. Every item of a run gets its own path, because the runner removes a finished item's
+    /// work file: two items sharing one would lose each other's upload depending on which finished first. So
     /// - `<root>` is the input root's position among the roots and its name (`0-clips`, `1-clips`): `a/x.jpg` and
     ///   `b/x.jpg`, or one folder given twice, stay apart;
     /// - the whole original file name stays and the new extension is added (`clip.mov.mp4`): `clip.mov` and
@@ -73,6 +74,17 @@ enum WorkFolder {
         let directory =
             [workDirectory, stage, rootFolderName(index: item.rootIndex, root: item.root)] + components.dropLast()
         return (directory + [fittedFileName(name, fileExtension: fileExtension)]).joined(separator: "/")
+    }
+
+    /// Makes `path` (a stage's new file) the item's artifact. The artifact it replaces, when an earlier stage wrote
+    /// it into the work folder (a resize before a recompress), joins the item's temp files: the runner removes it
+    /// with them once the item is finished, as it does the last artifact.
+    static func replaceArtifact(of item: Item, with path: String, workDirectory: String) {
+        let previous = item.artifact
+        if previous != path, previous != item.path, contains(previous, folder: workDirectory) {
+            item.temporaryFiles.append(previous)
+        }
+        item.artifact = path
     }
 
     /// `<index>-<last component of the root>` (`0-clips`; for `.` the current folder's name), or `<index>` alone

@@ -91,7 +91,8 @@ public struct AudioStage: Stage {
         }
 
         let outputPath = WorkFolder.outputPath(
-            for: item, workDirectory: context.settings.workDirectory, stage: stage, fileExtension: "m4a")
+            for: item, workDirectory: context.settings.workDirectory, stage: context.workFolderName(for: stage),
+            fileExtension: "m4a")
         guard outputPath != item.artifact, outputPath != item.path else {
             throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")
         }
@@ -114,7 +115,7 @@ public struct AudioStage: Stage {
         fact["after"] = MediaStageSupport.describe(after)
         fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
         if let first = stats.firstDecodeError { fact["first_decode_error"] = .string(first) }
-        item.artifact = outputPath
+        WorkFolder.replaceArtifact(of: item, with: outputPath, workDirectory: context.settings.workDirectory)
         item.probeResult = after
         item.facts[context.resultName ?? stage] = .object(fact)
         return .proceed

@@ -131,8 +131,9 @@ public struct JpegStage: Stage {
         let result = try StillTranscoder(options: options, stage: Self.name).transcode(
             path: item.artifact,
             outputPath: WorkFolder.outputPath(
-                for: item, workDirectory: context.settings.workDirectory, stage: Self.name, fileExtension: "jpg"))
-        item.artifact = result.artifact
+                for: item, workDirectory: context.settings.workDirectory, stage: context.workFolderName(for: Self.name),
+                fileExtension: "jpg"))
+        WorkFolder.replaceArtifact(of: item, with: result.artifact, workDirectory: context.settings.workDirectory)
         item.facts[context.resultName ?? Self.name] = .object(result.fact)
         return .proceed
     }

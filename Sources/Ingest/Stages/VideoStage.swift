@@ -151,7 +151,8 @@ public struct VideoStage: Stage {
 
         let fileExtension = options.container.rawValue
         let outputPath = WorkFolder.outputPath(
-            for: item, workDirectory: context.settings.workDirectory, stage: stage, fileExtension: fileExtension)
+            for: item, workDirectory: context.settings.workDirectory, stage: context.workFolderName(for: stage),
+            fileExtension: fileExtension)
         guard outputPath != item.artifact, outputPath != item.path else {
             throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")
         }
@@ -182,7 +183,7 @@ public struct VideoStage: Stage {
         }
         fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
         if let first = stats.firstDecodeError { fact["first_decode_error"] = .string(first) }
-        item.artifact = outputPath
+        WorkFolder.replaceArtifact(of: item, with: outputPath, workDirectory: context.settings.workDirectory)
         item.probeResult = after
         item.facts[context.resultName ?? stage] = .object(fact)
         return .proceed

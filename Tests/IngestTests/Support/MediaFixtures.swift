@@ -81,10 +81,12 @@ final class MediaFolder {
         return moov < mdat
     }
 
-    /// Every regular file under the work directory (a failed transcode must leave none, temp files included).
+    /// Every regular file under the work directory (a failed transcode must leave none, temp files included), but
+    /// the marker ingest puts in a work folder it created.
     func filesInWork() -> [String] {
         guard let enumerator = FileManager.default.enumerator(atPath: workDirectory) else { return [] }
         return enumerator.compactMap { $0 as? String }.filter {
+            guard $0 != WorkFolder.marker else { return false }
             var isDirectory: ObjCBool = false
             _ = FileManager.default.fileExists(atPath: workDirectory + "/" + $0, isDirectory: &isDirectory)
             return !isDirectory.boolValue

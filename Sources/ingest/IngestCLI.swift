@@ -15,6 +15,7 @@ struct IngestCLI: ParsableCommand {
               1  one or more files broke a rule
               2  usage error, or the pipeline file is invalid (nothing ran)
               3  internal or I/O error (e.g. the report could not be written)
+              130  stopped by Ctrl-C (SIGINT); 143 by SIGTERM: files in flight were stopped, the next run resumes
             """,
         version: "0.1.0",
         subcommands: [
@@ -60,6 +61,10 @@ enum ExitStatus: Int32, Error {
     case ruleFailures = 1
     case usage = 2
     case internalError = 3
+    /// 128 + SIGINT, as shells report a command stopped by Ctrl-C.
+    case interrupted = 130
+    /// 128 + SIGTERM.
+    case terminated = 143
 }
 
 func printError(_ text: String) {

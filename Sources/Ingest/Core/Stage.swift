@@ -31,13 +31,17 @@ public struct StageContext: Sendable {
     /// Where a stage that moves bytes (an upload, a transcode) says how far it got, for the live display.
     public var progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)?
 
+    /// Set when the run is being stopped (Ctrl-C): network stages cancel their transfers through it.
+    public var cancellation: RunCancellation?
+
     public init(
         settings: RunSettings, resultName: String? = nil,
-        progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil
+        progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil, cancellation: RunCancellation? = nil
     ) {
         self.settings = settings
         self.resultName = resultName
         self.progress = progress
+        self.cancellation = cancellation
     }
 
     /// Reports bytes done (of `total`, when known) for the current stage; a no-op when nothing displays progress.
@@ -74,11 +78,15 @@ public protocol Stage: Sendable {
     static var writesWorkFiles: Bool { get }
 
     init(options: Options) throws
+    /// Problems only a run that uses the stage cares about (an upload's missing credentials), checked by `ingest run`
+    /// before any file is read; `ingest validate`, which leaves network stages out, does not ask them.
+    func checkReadyToRun() throws
     /// Works on one item. Throws `ItemFailed` when the file breaks a rule; other errors become an internal failure.
     func run(_ item: Item, context: StageContext) throws -> StageOutcome
 }
 
 extension Stage {
+    public func checkReadyToRun() throws {}
     public static var usesNetwork: Bool { false }
     public static var writesWorkFiles: Bool { false }
 }

@@ -6,17 +6,23 @@ import IngestNative
 final class FixtureBackend {
     let port: Int
     let folder: TemporaryFolder
+    let scheme: String
     private let process: Process
 
     /// `faults`: the JSON list the fixture documents (`[{"method": "PUT", "action": "status", "status": 500}]`).
-    init(faults: String = "[]", bearer: String? = nil) throws {
+    /// `urlTTL`: seconds its signed URLs live. `tls`: PEM certificate and key to serve HTTPS with.
+    init(
+        faults: String = "[]", bearer: String? = nil, urlTTL: Int? = nil, tls: (cert: String, key: String)? = nil
+    ) throws {
+        scheme = tls == nil ? "http" : "https"
         folder = try TemporaryFolder("backend")
         let portFile = folder.path + "/port"
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
             ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
-            + (bearer.map { ["--bearer", $0] } ?? [])
+            + (bearer.map { ["--bearer", $0] } ?? []) + (urlTTL.map { ["--url-ttl", String($0)] } ?? [])
+            + (tls.map { ["--tls", $0.cert, $0.key] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
@@ -36,11 +42,13 @@ final class FixtureBackend {
         port = found
     }
 
-    var base: String { "http://127.0.0.1:\(port)" }
+    var base: String { "\(scheme)://127.0.0.1:\(port)" }
 
-    /// The fixture's `/_state` as a JSON object.
-    func state() throws -> [String: Any] {
-        let result = HTTPClient.shared.perform(HTTPRequest(method: "GET", url: base + "/_state"))
+    /// The fixture's `/_state` as a JSON object (over HTTPS, trusting `caBundle`).
+    func state(caBundle: String? = nil) throws -> [String: Any] {
+        var request = HTTPRequest(method: "GET", url: base + "/_state")
+        request.caBundle = caBundle
+        let result = HTTPClient.shared.perform(request)
         guard case .success(let response) = result, response.status == 200,
             let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         else { throw FixtureError(message: "GET /_state failed: \(result)") }
@@ -50,6 +58,16 @@ final class FixtureBackend {
     func objects() throws -> [String: [String: Any]] { (try state()["objects"] as? [String: [String: Any]]) ?? [:] }
     func counts(_ kind: String) throws -> [String: Int] { (try state()[kind] as? [String: Int]) ?? [:] }
     func requests() throws -> [[Any]] { (try state()["requests"] as? [[Any]]) ?? [] }
+
+    /// Replaces the fixture's faults (`POST /_faults`), e.g. `[]` to make a slow endpoint fast again.
+    func setFaults(_ json: String) throws {
+        var request = HTTPRequest(method: "POST", url: base + "/_faults", body: .bytes(Array(json.utf8)))
+        request.headers = [("Content-Type", "application/json")]
+        let result = HTTPClient.shared.perform(request)
+        guard case .success(let response) = result, response.status == 200 else {
+            throw FixtureError(message: "POST /_faults failed: \(result)")
+        }
+    }
 
     func stop() {
         if process.isRunning {
@@ -102,4 +120,19 @@ func writeRandomFile(_ path: String, size: Int, seed: UInt64 = 1) throws -> Stri
 /// SHA-256 of a file, by the `sha256sum` tool (an oracle independent of the code under test).
 func sha256sum(_ path: String) throws -> String {
     String(try runTool("sha256sum", [path]).stdout.prefix(64))
+}
+
+/// A self-signed certificate for 127.0.0.1 made by `openssl req` in `folder`: (cert, key) PEM paths. The
+/// certificate is its own CA, so it is also the `ca_bundle` that makes clients trust it.
+func makeSelfSignedCertificate(in folder: TemporaryFolder) throws -> (cert: String, key: String) {
+    let cert = folder.path + "/cert.pem"
+    let key = folder.path + "/key.pem"
+    let made = try runTool(
+        "openssl",
+        [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj",
+            "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+    guard made.status == 0 else { throw FixtureError(message: "openssl req failed: \(made.stderr)") }
+    return (cert, key)
 }

@@ -15,9 +15,10 @@ Upload targets:
   PUT  /signed/<path>?expires=<epoch>&sig=<hmac>   signed with the fixture's own HMAC; 403 "Request has expired"
   POST /s3post/<bucket>                            S3-style presigned POST form, parsed strictly (RFC 7578 CRLFs,
                                                    fields before the file, policy signature and expiry checked)
-  PUT/POST/DELETE /s3/<key>                        a minimal S3 (PutObject, multipart create/part/complete/abort);
-                                                   signatures are not checked, each request's x-amz-date is
-                                                   recorded in "signed" (tests see a retry signed anew)
+  PUT/POST/DELETE /fixture/<key>                   a minimal S3, path style, bucket "fixture" (PutObject and
+                                                   multipart create/part/complete/abort); signatures are not
+                                                   checked, each request's x-amz-date is recorded in "signed"
+                                                   (tests see a retry signed anew)
 Control:
   GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests,
                 "arrived" (each PUT as its headers came in, before the body).
@@ -62,7 +63,7 @@ STATE = {
     "requests": [],       # [method, path, status]
     "last_json": {},      # endpoint -> last JSON body received
     "arrived": [],        # [method, path] of each PUT, when its headers arrived
-    "signed": [],         # [method, path, query, x-amz-date] of each /s3/ request
+    "signed": [],         # [method, path, query, x-amz-date] of each /fixture/ request
     "proxied": 0,         # requests that came through as to a proxy (absolute-form request line)
 }
 FAULTS = []
@@ -223,7 +224,7 @@ class Handler(BaseHTTPRequestHandler):
         self.note_proxy()
         with LOCK:
             STATE["arrived"].append(["PUT", parts.path])
-        if parts.path.startswith("/s3/"):
+        if parts.path.startswith("/fixture/"):
             return self.s3_put(parts)
         if not parts.path.startswith("/signed/"):
             self.drain()
@@ -265,7 +266,7 @@ class Handler(BaseHTTPRequestHandler):
             entry.update({"sha256": sha, "size": size, "content_type": content_type})
             entry["count"] += 1
 
-    # ---- a minimal S3 under /s3/ (enough for method: s3; signatures are recorded, not checked) ----
+    # ---- a minimal S3 under /fixture/ (enough for method: s3; signatures are recorded, not checked) ----
     def record_signed(self, parts):
         with LOCK:
             STATE["signed"].append([self.command, parts.path, parts.query, self.headers.get("x-amz-date")])
@@ -274,7 +275,7 @@ class Handler(BaseHTTPRequestHandler):
         self.record_signed(parts)
         if self.apply_fault(take_fault("PUT", parts.path)):
             return
-        key = parts.path[len("/s3/"):]
+        key = parts.path[len("/fixture/"):]
         query = parse_qs(parts.query)
         length = self.body_length() or 0
         digest = hashlib.sha256()
@@ -302,7 +303,7 @@ class Handler(BaseHTTPRequestHandler):
     def s3_post_object(self, parts):
         self.record_signed(parts)
         self.drain()
-        key = parts.path[len("/s3/"):]
+        key = parts.path[len("/fixture/"):]
         query = parse_qs(parts.query, keep_blank_values=True)
         if "uploads" in query:
             upload_id = uuid.uuid4().hex
@@ -321,9 +322,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self):
         parts = urlsplit(self.path)
-        if not parts.path.startswith("/s3/"):
+        if not parts.path.startswith("/fixture/"):
             return self.send(404, {"detail": "Not Found"})
         self.record_signed(parts)
+        self.apply_fault(take_fault("DELETE", parts.path))
         with LOCK:
             found = UPLOADS.pop(parse_qs(parts.query).get("uploadId", [""])[0], None)
             STATE["callbacks"]["abort"] = STATE["callbacks"].get("abort", 0) + (1 if found else 0)
@@ -344,7 +346,7 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 FAULTS = faults if isinstance(faults, list) else []
             return self.send(200, {"faults": len(FAULTS)})
-        if path.startswith("/s3/"):
+        if path.startswith("/fixture/"):
             return self.s3_post_object(urlsplit(self.path))
         if path.startswith("/s3post/"):
             return self.s3_post(path[len("/s3post/"):])

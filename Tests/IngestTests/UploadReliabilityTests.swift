@@ -131,7 +131,8 @@ import Testing
     @Test func cancellingAMultipartUploadAbortsIt() throws {
         let backend = try FixtureBackend(
             faults:
-                #"[{"method": "PUT", "path": "/s3/", "action": "throttle", "bytes_per_second": 100000, "times": 9}]"#)
+                #"[{"method": "PUT", "path": "/fixture/", "action": "throttle", "bytes_per_second": 100000, "times": 9}]"#
+        )
         let folder = try TemporaryFolder("s3-cancel")
         defer { folder.remove() }
         let input = try writeRandomFile(folder.path + "/big.bin", size: 11 << 20, seed: 5)
@@ -156,9 +157,54 @@ import Testing
         #expect(try backend.objects().isEmpty)
     }
 
+    /// `ingest run` with a multipart upload in flight: the first Ctrl-C cancels the part and starts the abort (here
+    /// a slow one); a second Ctrl-C quits at once, exit 130, without waiting for S3's answer.
+    @Test func aSecondCtrlCQuitsAtOnce() throws {
+        let faults = """
+            [{"method": "PUT", "path": "/fixture/", "action": "throttle", "bytes_per_second": 100000, "times": 9},
+             {"method": "DELETE", "path": "/fixture/", "action": "delay", "seconds": 25, "times": 1}]
+            """
+        let backend = try FixtureBackend(faults: faults)
+        let folder = try TemporaryFolder("sigint-twice")
+        defer { folder.remove() }
+        try writeRandomFile(folder.path + "/in/big.bin", size: 11 << 20, seed: 8)
+        let pipeline = try folder.file(
+            "p.yml",
+            """
+            version: 1
+            name: twice
+            stages:
+              - upload: { method: s3, bucket: fixture, endpoint: "\(backend.base)", region: us-east-1, access_key_id: AKID, secret_access_key: secret, part_size: 5MiB }
+
+            """)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ingest)
+        process.arguments = ["run", pipeline, "in", "-q"]
+        process.environment = environmentWithoutProxies()
+        process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        #expect(try eventually { (try backend.state()["arrived"] as? [[Any]] ?? []).count >= 1 })
+        kill(process.processIdentifier, SIGINT)
+        // The abort reached the server, which holds its answer.
+        #expect(
+            try eventually {
+                (try backend.state()["signed"] as? [[Any]] ?? []).contains { $0[0] as? String == "DELETE" }
+            })
+        kill(process.processIdentifier, SIGINT)
+        let ended = eventually(attempts: 400) { !process.isRunning }
+        if !ended { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        #expect(ended)
+        #expect(process.terminationStatus == 130)
+        // The process was gone before the server answered the abort.
+        #expect(try backend.requests().allSatisfy { $0[0] as? String != "DELETE" })
+    }
+
     func fixtureS3Options(_ backend: FixtureBackend) -> S3UploadOptions {
         var options = S3UploadOptions()
-        options.bucket = "s3"
+        options.bucket = "fixture"
         options.endpoint = backend.base
         options.accessKeyID = "AKIDFIXTURE"
         options.secretAccessKey = "fixture-secret"
@@ -174,7 +220,7 @@ import Testing
     @Test func aRetriedPartIsSignedAnew() throws {
         let backend = try FixtureBackend(
             faults:
-                #"[{"method": "PUT", "path": "/s3/", "action": "status", "status": 503, "retry_after": "2", "times": 1}]"#
+                #"[{"method": "PUT", "path": "/fixture/", "action": "status", "status": 503, "retry_after": "2", "times": 1}]"#
         )
         let folder = try TemporaryFolder("s3-resign")
         defer { folder.remove() }

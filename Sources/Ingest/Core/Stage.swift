@@ -34,14 +34,19 @@ public struct StageContext: Sendable {
     /// The stage's place in the run (0 for the first), set by the runner; nil when a stage is run on its own.
     public var position: Int?
 
+    /// Set when the run is being stopped (Ctrl-C): network stages cancel their transfers through it.
+    public var cancellation: RunCancellation?
+
     public init(
         settings: RunSettings, resultName: String? = nil,
-        progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil, position: Int? = nil
+        progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil, position: Int? = nil,
+        cancellation: RunCancellation? = nil
     ) {
         self.settings = settings
         self.resultName = resultName
         self.progress = progress
         self.position = position
+        self.cancellation = cancellation
     }
 
     /// The folder under the work folder that a stage named `stage` writes its files into: `<position>-<stage>`
@@ -85,11 +90,15 @@ public protocol Stage: Sendable {
     static var writesWorkFiles: Bool { get }
 
     init(options: Options) throws
+    /// Problems only a run that uses the stage cares about (an upload's missing credentials), checked by `ingest run`
+    /// before any file is read; `ingest validate`, which leaves network stages out, does not ask them.
+    func checkReadyToRun() throws
     /// Works on one item. Throws `ItemFailed` when the file breaks a rule; other errors become an internal failure.
     func run(_ item: Item, context: StageContext) throws -> StageOutcome
 }
 
 extension Stage {
+    public func checkReadyToRun() throws {}
     public static var usesNetwork: Bool { false }
     public static var writesWorkFiles: Bool { false }
 }

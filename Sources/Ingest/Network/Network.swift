@@ -45,18 +45,23 @@ final class RateLimiter: @unchecked Sendable {
 
     init(rate: Rate) { self.rate = rate }
 
-    func acquire() {
+    /// Waits for a slot; false when `cancellation` stops the run first (a 10/hour wait must not outlive Ctrl-C).
+    @discardableResult
+    func acquire(cancellation: RunCancellation? = nil) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while true {
+            if cancellation?.isCancelled == true { return false }
             let now = Date()
             starts.removeAll { now.timeIntervalSince($0) >= rate.window }
             if starts.count < rate.count {
                 starts.append(now)
-                return
+                return true
             }
             let wait = rate.window - now.timeIntervalSince(starts[0])
-            _ = condition.wait(until: now.addingTimeInterval(max(0.01, wait)))
+            // Woken at least every 250 ms while a cancellation could arrive.
+            let slice = cancellation == nil ? max(0.01, wait) : min(0.25, max(0.01, wait))
+            _ = condition.wait(until: now.addingTimeInterval(slice))
         }
     }
 }
@@ -128,11 +133,14 @@ public struct NetworkOptions: Sendable {
 
 /// One request with retries: exponential backoff with full jitter on connection errors, timeouts, 5xx and 429,
 /// honouring `Retry-After`; no retry on other statuses. Each attempt is a fresh transfer whose body restarts at
-/// byte 0. Returns the last response whatever its status (the stage decides what it means).
+/// byte 0, built anew by the caller (a SigV4 signature is made per attempt: a retry after a long `Retry-After` must
+/// not carry a stale date). Returns the last response whatever its status (the stage decides what it means).
+/// A cancelled run cancels the transfer in flight and ends waits at once; the file fails as interrupted.
 struct Exchange {
     let stage: String
     let options: NetworkOptions
     let limiter: RateLimiter?
+    var cancellation: RunCancellation? = nil
 
     struct Outcome {
         var response: HTTPResponse
@@ -140,12 +148,27 @@ struct Exchange {
     }
 
     func send(_ request: HTTPRequest, observer: HTTPBodyObserver? = nil) throws -> Outcome {
+        try send(observer: observer) { _ in request }
+    }
+
+    /// `makeRequest(attempt)` builds each attempt's request (attempt counts from 1).
+    func send(observer: HTTPBodyObserver? = nil, makeRequest: (Int) throws -> HTTPRequest) throws -> Outcome {
         let started = Date()
         var attempt = 0
         while true {
             attempt += 1
-            limiter?.acquire()
-            let result = HTTPClient.shared.perform(request, observer: observer)
+            if limiter?.acquire(cancellation: cancellation) == false || cancellation?.isCancelled == true {
+                throw ItemFailed.interrupted(stage: stage, reason: cancellation?.reason, during: "a request's wait")
+            }
+            // Built (and signed) after the waits, so its date is the moment it goes out.
+            let request = try makeRequest(attempt)
+            func interrupted() -> ItemFailed {
+                ItemFailed.interrupted(
+                    stage: stage, reason: cancellation?.reason,
+                    during: "\(request.method) \(Redaction.url(request.url))")
+            }
+            let result = perform(request, observer: observer)
+            if case .failure(.cancelled) = result { throw interrupted() }
             let delay: Double
             switch result {
             case .success(let response):
@@ -179,7 +202,24 @@ struct Exchange {
                             + " (after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
                 }
             }
-            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            if delay > 0 {
+                if let cancellation {
+                    if !cancellation.sleep(delay) { throw interrupted() }
+                } else {
+                    Thread.sleep(forTimeInterval: delay)
+                }
+            }
+        }
+    }
+
+    /// One transfer, registered with the run's cancellation while it is in flight.
+    private func perform(_ request: HTTPRequest, observer: HTTPBodyObserver?) -> Result<HTTPResponse, HTTPError> {
+        switch HTTPClient.shared.start(request, observer: observer) {
+        case .failure(let error): return .failure(error)
+        case .success(let transfer):
+            cancellation?.register(transfer)
+            defer { cancellation?.unregister(transfer) }
+            return transfer.wait()
         }
     }
 

@@ -21,7 +21,9 @@ enum ConfigLoader {
     static func compose(yaml: String, source: String, environment: [String: String]) throws -> ConfigDocument {
         let composed: Node?
         do {
-            composed = try Yams.compose(yaml: yaml)
+            // The basic resolver: scalars stay text (options decode them), and Yams' default one compiles ICU
+            // regular expressions at first use, which costs every run about 2 MiB of resident memory.
+            composed = try Yams.compose(yaml: yaml, .basic)
         } catch let error as YamlError {
             throw syntaxError(error, yaml: yaml, source: source)
         }

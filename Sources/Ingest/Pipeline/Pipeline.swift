@@ -61,3 +61,20 @@ public struct Pipeline: Sendable {
         self.configHash = configHash
     }
 }
+
+extension Pipeline {
+    /// Asks every stage that will run whether it can (`Stage.checkReadyToRun`): an `s3` upload without credentials
+    /// stops `ingest run` here, naming what to set, before a journal is opened or a file read. `offline` (validate)
+    /// leaves the network stages out, as the run does.
+    public func checkReadyToRun(offline: Bool) throws {
+        var errors: [PipelineFileError] = []
+        for configured in stages where !(offline && configured.usesNetwork) {
+            do {
+                try configured.stage.checkReadyToRun()
+            } catch {
+                errors.append(PipelineFileError(location: configured.location, message: "\(configured.name): \(error)"))
+            }
+        }
+        if !errors.isEmpty { throw PipelineFileErrors(errors) }
+    }
+}

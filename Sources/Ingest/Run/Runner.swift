@@ -90,6 +90,9 @@ public final class Runner: @unchecked Sendable {
     /// Where progress of the batch is kept; nil for `--no-journal` and `ingest validate`.
     public let journal: Journal?
     public let resume: ResumePolicy
+    /// Set by `cancel(reason:)`: no new file starts, transfers in flight are cancelled, their files end as
+    /// interrupted (reported as failed, left unfinished in the journal for the next run).
+    public let cancellation = RunCancellation()
     private let workBudget: WorkBudget?
     /// True when the pipeline uploads or transcodes: done files are hashed for the journal's content check.
     private let hashesDoneFiles: Bool
@@ -141,6 +144,7 @@ public final class Runner: @unchecked Sendable {
         }
         let workers = max(1, pipeline.concurrency)
         let queue = WorkQueue(walker: walker, window: workers * 4)
+        cancellation.onCancel { queue.cancel() }
         var threads: [Thread] = []
         for number in 0..<workers {
             let thread = Thread { [self] in
@@ -176,6 +180,9 @@ public final class Runner: @unchecked Sendable {
         if let failure { throw failure }
         return summary
     }
+
+    /// Stops the run from any thread (a Ctrl-C handler): `run` returns once the files in flight have ended.
+    public func cancel(reason: String) { cancellation.cancel(reason: reason) }
 
     /// Runs the stages on one entry. Never throws: whatever goes wrong becomes this file's failure.
     public func process(_ entry: InputEntry, id: Int = 0) -> ItemReport {
@@ -281,7 +288,17 @@ public final class Runner: @unchecked Sendable {
         if let progress {
             reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
         }
+        /// A cancelled run's file: reported as failed, and left as it is in the journal (a network stage stays
+        /// "started", the row "running"), exactly as after a kill, so the next run repeats what was cut short.
+        func interrupted(_ stage: String, _ failures: [RuleFailure]) -> ItemReport {
+            let failure =
+                failures.first { $0.rule == "interrupted" }
+                ?? ItemFailed.interrupted(stage: stage, reason: cancellation.reason, during: "stage \(stage)")
+                .failures[0]
+            return report(.failed, [failure])
+        }
         for (position, configured) in stages.enumerated() {
+            if cancellation.isCancelled { return interrupted(configured.name, []) }
             if let condition = configured.condition, !condition.matches(item) { continue }
             if let done = journaled?.restored[position],
                 !Runner.mustRedo(done, nextIsDone: journaled?.restored[position + 1] != nil)
@@ -291,12 +308,12 @@ public final class Runner: @unchecked Sendable {
                     // `result:NAME` is the answer as sent (signed URLs intact) for templates; the rest are facts.
                     if key.hasPrefix("result:") { item.templateValues[key] = value } else { item.facts[key] = value }
                 }
-                if let name = configured.resultName {
-                    // A reused ticket may have expired since: an upload can still ask for a fresh one.
-                    let context = StageContext(
-                        settings: settings, resultName: name, progress: reportBytes, position: position)
-                    item.rerun[name] = { try configured.stage.run(item, context: context) }
-                }
+                // A reused ticket may have expired since: an upload can still ask for a fresh one.
+                (configured.stage as? RequestStage)?.registerRenewal(
+                    item,
+                    context: StageContext(
+                        settings: settings, resultName: configured.resultName, progress: reportBytes,
+                        position: position, cancellation: cancellation))
                 continue
             }
             progress?.stage(id, configured.name)
@@ -320,7 +337,8 @@ public final class Runner: @unchecked Sendable {
                 }
             }
             let context = StageContext(
-                settings: settings, resultName: configured.resultName, progress: reportBytes, position: position)
+                settings: settings, resultName: configured.resultName, progress: reportBytes, position: position,
+                cancellation: cancellation)
             let before = item.facts
             var outcome = StageOutcome.proceed
             var failures: [RuleFailure] = []
@@ -331,6 +349,7 @@ public final class Runner: @unchecked Sendable {
             } catch {
                 failures = [RuleFailure(stage: configured.name, rule: "error", message: "\(error)")]
             }
+            if !failures.isEmpty && cancellation.isCancelled { return interrupted(configured.name, failures) }
             if let journal, let file = journaled, network {
                 let status: JournalStage.Status
                 var reason: String?

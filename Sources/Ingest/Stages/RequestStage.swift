@@ -84,10 +84,16 @@ public struct RequestStage: Stage {
     }
 
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        registerRenewal(item, context: context)
+        return try perform(item, context: context)
+    }
+
+    /// Lets a later upload ask for this ticket again when its signed URL expired — also when the ticket came from
+    /// the journal (a resumed run), whose URL is the likeliest to have expired.
+    func registerRenewal(_ item: Item, context: StageContext) {
         if let name = context.resultName {
             item.rerun[name] = { try self.perform(item, context: context) }
         }
-        return try perform(item, context: context)
     }
 
     func perform(_ item: Item, context: StageContext) throws -> StageOutcome {
@@ -106,7 +112,8 @@ public struct RequestStage: Stage {
         request.timeout = options.timeout.seconds
         options.network.apply(to: &request)
 
-        let exchange = Exchange(stage: Self.name, options: options.network, limiter: limiter)
+        let exchange = Exchange(
+            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
         let outcome = try exchange.send(request)
         let response = outcome.response
         let expected = options.expect.map { $0.contains(response.status) } ?? (200...299).contains(response.status)

@@ -213,6 +213,10 @@ struct S3Uploader: Sendable {
     let limiter: RateLimiter?
     /// Called after each part is stored (tests use it to change the file in the middle of an upload).
     var afterPart: (@Sendable (Int) throws -> Void)?
+    /// The run's cancellation, set per upload (`upload(…, cancellation:)`): parts in flight are cancelled with it.
+    private var cancellation: RunCancellation?
+    /// The signing time of each attempt (tests move it).
+    var clock: @Sendable () -> Date = { Date() }
 
     init(
         stage: String, options: S3UploadOptions, network: NetworkOptions, limiter: RateLimiter?,
@@ -239,7 +243,18 @@ struct S3Uploader: Sendable {
     /// CreateMultipartUpload. `cachedSHA256` is the file's hash when an earlier stage already computed it.
     func upload(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String? = nil,
-        observer: DigestObserver? = nil, progress: ((Int64) -> Void)? = nil
+        observer: DigestObserver? = nil, progress: ((Int64) -> Void)? = nil, cancellation: RunCancellation? = nil
+    ) throws -> S3UploadResult {
+        var uploader = self
+        uploader.cancellation = cancellation
+        return try uploader.uploadFile(
+            path: path, key: key, headers: headers, contentType: contentType, cachedSHA256: cachedSHA256,
+            observer: observer, progress: progress)
+    }
+
+    private func uploadFile(
+        path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String?,
+        observer: DigestObserver?, progress: ((Int64) -> Void)?
     ) throws -> S3UploadResult {
         let status: FileStatus
         do {
@@ -266,19 +281,29 @@ struct S3Uploader: Sendable {
 
     // MARK: - Requests
 
-    /// Signs (now) and sends one request through the retrying `Exchange`; returns the final response.
+    /// Sends one request through the retrying `Exchange`, signed anew for every attempt (S3 refuses a signature
+    /// dated more than 15 minutes off, and a retry may come after a long `Retry-After`); returns the final response.
+    /// `cancellable: false` is for the AbortMultipartUpload a cancelled run still owes S3 (no rate wait, 30 s).
     func send(
         _ method: String, _ url: String, headers: [(String, String)] = [], payload: SigV4Payload = .empty,
-        body: HTTPBody? = nil, observer: HTTPBodyObserver? = nil
+        body: HTTPBody? = nil, observer: HTTPBodyObserver? = nil, cancellable: Bool = true
     ) throws -> (response: HTTPResponse, attempts: Int) {
         let unsigned = try SigV4Request(method: method, url: url, headers: headers, payload: payload)
-        let signature = signer.signHeaders(unsigned, date: Date())
-        var request = HTTPRequest(
-            method: method, url: url, headers: (headers + signature.headers).map { (name: $0.0, value: $0.1) },
-            body: body)
-        request.maxResponseBytes = 64 * 1024
-        network.apply(to: &request)
-        let outcome = try Exchange(stage: stage, options: network, limiter: limiter).send(request, observer: observer)
+        var options = network
+        if !cancellable { options.maxAttempts = min(options.maxAttempts, 2) }
+        let exchange = Exchange(
+            stage: stage, options: options, limiter: cancellable ? limiter : nil,
+            cancellation: cancellable ? cancellation : nil)
+        let outcome = try exchange.send(observer: observer) { _ in
+            let signature = signer.signHeaders(unsigned, date: clock())
+            var request = HTTPRequest(
+                method: method, url: url, headers: (headers + signature.headers).map { (name: $0.0, value: $0.1) },
+                body: body)
+            request.maxResponseBytes = 64 * 1024
+            network.apply(to: &request)
+            if !cancellable { request.timeout = 30 }
+            return request
+        }
         return (outcome.response, outcome.attempts)
     }
 
@@ -340,6 +365,11 @@ struct S3Uploader: Sendable {
         do {
             var completed: [(number: Int, etag: String, checksum: String?)] = []
             for index in 0..<count {
+                if let cancellation, cancellation.isCancelled {
+                    throw ItemFailed.interrupted(
+                        stage: stage, reason: cancellation.reason,
+                        during: "the multipart upload of \(Redaction.url(url))")
+                }
                 let number = index + 1
                 let offset = Int64(index) * size
                 let slice = HTTPBody.FileSlice(
@@ -416,7 +446,7 @@ struct S3Uploader: Sendable {
     /// AbortMultipartUpload (S3 frees the stored parts); returns a note for the failure message.
     private func abort(url: String, uploadQuery: String) -> String {
         do {
-            let (response, _) = try send("DELETE", "\(url)?\(uploadQuery)")
+            let (response, _) = try send("DELETE", "\(url)?\(uploadQuery)", cancellable: false)
             if response.status == 204 || response.status == 200 || response.status == 404 {
                 return " (multipart upload aborted)"
             }
@@ -471,6 +501,9 @@ struct S3Uploader: Sendable {
         defer { buffer.deallocate() }
         var done: Int64 = 0
         while done < slice.size {
+            if let cancellation, cancellation.isCancelled {
+                throw ItemFailed.interrupted(stage: stage, reason: cancellation.reason, during: "hashing \(slice.path)")
+            }
             let wanted = Int(min(Int64(chunk), slice.size - done))
             let got = pread(fd, buffer, wanted, off_t(slice.offset + done))
             if got < 0 {
@@ -503,7 +536,10 @@ struct S3Uploader: Sendable {
 extension UploadStage {
     /// `method: s3`: renders key, metadata and headers, then uploads through `S3Uploader`.
     func uploadToS3(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
-        guard let s3 else { preconditionFailure("method s3 without an uploader") }
+        guard let s3 else {
+            throw ItemFailed(
+                stage: Self.name, rule: "credentials", message: s3Problem ?? "method s3 without an uploader")
+        }
         let key = try scope.sanitizedKey(try (options.key ?? Template("{{file.path}}")).render(scope))
         let contentType = try options.contentType?.render(scope) ?? Self.sniffedType(item.artifact)
         var headers: [(String, String)] = []
@@ -528,7 +564,7 @@ extension UploadStage {
         observer.progress = report
         let result = try s3.upload(
             path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
-            observer: observer, progress: report)
+            observer: observer, progress: report, cancellation: context.cancellation)
         if cached == nil, result.parts == 0, observer.count == result.size { observer.store(on: item) }
         item.facts[context.resultName ?? Self.name] = result.json
         return .proceed

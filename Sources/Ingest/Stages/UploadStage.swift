@@ -109,14 +109,29 @@ public struct UploadStage: Stage {
     let options: Options
     let limiter: RateLimiter?
     let s3: S3Uploader?
+    /// Why `method: s3` cannot upload (no credentials or region): `checkReadyToRun` fails `ingest run` with it before
+    /// any file is read, while `ingest validate` and `ingest lint`, which send nothing, need no credentials.
+    let s3Problem: String?
 
     public init(options: Options) throws {
         self.options = options
         limiter = options.network.rate.map(RateLimiter.init(rate:))
-        // Credentials are resolved here, so missing ones fail the pipeline at load, before any file is read.
-        s3 =
-            options.method == .s3
-            ? try S3Uploader(stage: Self.name, options: options.s3, network: options.network, limiter: limiter) : nil
+        if options.method == .s3 {
+            do {
+                s3 = try S3Uploader(stage: Self.name, options: options.s3, network: options.network, limiter: limiter)
+                s3Problem = nil
+            } catch let error as S3UploadConfigurationError {
+                s3 = nil
+                s3Problem = error.message
+            }
+        } else {
+            s3 = nil
+            s3Problem = nil
+        }
+    }
+
+    public func checkReadyToRun() throws {
+        if let s3Problem { throw S3UploadConfigurationError(message: s3Problem) }
     }
 
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
@@ -142,7 +157,8 @@ public struct UploadStage: Stage {
             let observer = DigestObserver()
             let total = prepared.request.body?.file?.size
             observer.progress = { context.reportProgress(done: $0, total: total) }
-            let exchange = Exchange(stage: Self.name, options: options.network, limiter: limiter)
+            let exchange = Exchange(
+                stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
             let outcome = try exchange.send(prepared.request, observer: observer)
             let response = outcome.response
             if prepared.expected.contains(response.status) {

@@ -6,6 +6,7 @@ import IngestNative
 final class FixtureBackend {
     let port: Int
     let folder: TemporaryFolder
+    let scheme: String
     private let process: Process
 
     /// The S3 bucket signed URLs upload into, when the fixture forwards them to a real S3 server.
@@ -17,10 +18,13 @@ final class FixtureBackend {
     /// `upstream`: a server (SeaweedFS) that requests outside the fixture's own routes are forwarded to, faults first.
     /// `s3Post`: a real S3 bucket that seed 003's tickets point at (presigned POSTs signed with its keys).
     /// `urlTTL`: seconds the signed URLs and POST policies it hands out stay valid (default 900).
+    /// `tls`: PEM certificate and key to serve HTTPS with.
     init(
         faults: String = "[]", bearer: String? = nil, s3: SeaweedFS? = nil, bucket: String = "ingest-seeds",
-        upstream: String? = nil, s3Post: (server: SeaweedFS, bucket: String)? = nil, urlTTL: Int? = nil
+        upstream: String? = nil, s3Post: (server: SeaweedFS, bucket: String)? = nil, urlTTL: Int? = nil,
+        tls: (cert: String, key: String)? = nil
     ) throws {
+        scheme = tls == nil ? "http" : "https"
         var s3Arguments: [String] = []
         if let s3 {
             try s3.createBucket(bucket)
@@ -40,7 +44,7 @@ final class FixtureBackend {
         process.arguments =
             ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
             + (bearer.map { ["--bearer", $0] } ?? []) + s3Arguments + (upstream.map { ["--upstream", $0] } ?? [])
-            + (urlTTL.map { ["--url-ttl", String($0)] } ?? [])
+            + (urlTTL.map { ["--url-ttl", String($0)] } ?? []) + (tls.map { ["--tls", $0.cert, $0.key] } ?? [])
             + (s3Post.map {
                 [
                     "--s3-post", "\($0.server.endpoint)/\($0.bucket)", "--s3-access-key", $0.server.accessKey,
@@ -66,11 +70,13 @@ final class FixtureBackend {
         port = found
     }
 
-    var base: String { "http://127.0.0.1:\(port)" }
+    var base: String { "\(scheme)://127.0.0.1:\(port)" }
 
-    /// The fixture's `/_state` as a JSON object.
-    func state() throws -> [String: Any] {
-        let result = HTTPClient.shared.perform(HTTPRequest(method: "GET", url: base + "/_state"))
+    /// The fixture's `/_state` as a JSON object (over HTTPS, trusting `caBundle`).
+    func state(caBundle: String? = nil) throws -> [String: Any] {
+        var request = HTTPRequest(method: "GET", url: base + "/_state")
+        request.caBundle = caBundle
+        let result = HTTPClient.shared.perform(request)
         guard case .success(let response) = result, response.status == 200,
             let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         else { throw FixtureError(message: "GET /_state failed: \(result)") }
@@ -80,6 +86,16 @@ final class FixtureBackend {
     func objects() throws -> [String: [String: Any]] { (try state()["objects"] as? [String: [String: Any]]) ?? [:] }
     func counts(_ kind: String) throws -> [String: Int] { (try state()[kind] as? [String: Int]) ?? [:] }
     func requests() throws -> [[Any]] { (try state()["requests"] as? [[Any]]) ?? [] }
+
+    /// Replaces the fixture's faults (`POST /_faults`), e.g. `[]` to make a slow endpoint fast again.
+    func setFaults(_ json: String) throws {
+        var request = HTTPRequest(method: "POST", url: base + "/_faults", body: .bytes(Array(json.utf8)))
+        request.headers = [("Content-Type", "application/json")]
+        let result = HTTPClient.shared.perform(request)
+        guard case .success(let response) = result, response.status == 200 else {
+            throw FixtureError(message: "POST /_faults failed: \(result)")
+        }
+    }
 
     func stop() {
         if process.isRunning {
@@ -132,4 +148,19 @@ func writeRandomFile(_ path: String, size: Int, seed: UInt64 = 1) throws -> Stri
 /// SHA-256 of a file, by the `sha256sum` tool (an oracle independent of the code under test).
 func sha256sum(_ path: String) throws -> String {
     String(try runTool("sha256sum", [path]).stdout.prefix(64))
+}
+
+/// A self-signed certificate for 127.0.0.1 made by `openssl req` in `folder`: (cert, key) PEM paths. The
+/// certificate is its own CA, so it is also the `ca_bundle` that makes clients trust it.
+func makeSelfSignedCertificate(in folder: TemporaryFolder) throws -> (cert: String, key: String) {
+    let cert = folder.path + "/cert.pem"
+    let key = folder.path + "/key.pem"
+    let made = try runTool(
+        "openssl",
+        [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj",
+            "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+    guard made.status == 0 else { throw FixtureError(message: "openssl req failed: \(made.stderr)") }
+    return (cert, key)
 }

@@ -1,0 +1,99 @@
+import Foundation
+import IngestNative
+
+/// A run asked to stop (Ctrl-C, SIGTERM): set once, never cleared. Transfers in flight that registered here are
+/// cancelled at once, backoff and rate-limit waits end early, no new file starts, and stages that see it fail their
+/// file as interrupted (not done), so the journal sends the next run back to that stage.
+public final class RunCancellation: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var why: String?
+    private var transfers: [ObjectIdentifier: HTTPTransfer] = [:]
+    private var observers: [@Sendable () -> Void] = []
+
+    public init() {}
+
+    public var isCancelled: Bool { reason != nil }
+
+    /// What stopped the run (`SIGINT`), or nil while it goes on.
+    public var reason: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return why
+    }
+
+    /// Stops the run; later calls do nothing. Safe from any thread (not from a signal handler).
+    public func cancel(reason: String) {
+        condition.lock()
+        guard why == nil else {
+            condition.unlock()
+            return
+        }
+        why = reason
+        let inFlight = Array(transfers.values)
+        let toNotify = observers
+        observers.removeAll()
+        condition.broadcast()
+        condition.unlock()
+        for transfer in inFlight { transfer.cancel() }
+        for observer in toNotify { observer() }
+    }
+
+    /// Runs `observer` when the run is cancelled (at once if it already is).
+    func onCancel(_ observer: @escaping @Sendable () -> Void) {
+        condition.lock()
+        if why == nil {
+            observers.append(observer)
+            condition.unlock()
+        } else {
+            condition.unlock()
+            observer()
+        }
+    }
+
+    /// Keeps `transfer` to cancel with the run; a run already cancelled cancels it at once.
+    func register(_ transfer: HTTPTransfer) {
+        condition.lock()
+        let cancelled = why != nil
+        if !cancelled { transfers[ObjectIdentifier(transfer)] = transfer }
+        condition.unlock()
+        if cancelled { transfer.cancel() }
+    }
+
+    func unregister(_ transfer: HTTPTransfer) {
+        condition.lock()
+        transfers[ObjectIdentifier(transfer)] = nil
+        condition.unlock()
+    }
+
+    /// Sleeps up to `seconds`; returns false as soon as the run is cancelled.
+    func sleep(_ seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while why == nil {
+            if !condition.wait(until: deadline) { return why == nil }
+        }
+        return false
+    }
+}
+
+extension ItemFailed {
+    /// The file was stopped by a cancelled run: reported as failed, journaled as unfinished.
+    static func interrupted(stage: String, reason: String?, during what: String) -> ItemFailed {
+        ItemFailed(
+            stage: stage, rule: "interrupted",
+            message: "interrupted (\(reason ?? "cancelled")) during \(what); the next run repeats it")
+    }
+}
+
+extension Runner {
+    /// Ctrl-C (SIGINT) and SIGTERM cancel this run cleanly; a second signal exits at once with 128 + its number.
+    /// `onSignal` is told the signal's name (`SIGINT`) on a thread of its own, after the run was cancelled.
+    public func cancelOnInterruptSignals(_ onSignal: @escaping @Sendable (String) -> Void = { _ in }) {
+        InterruptSignals.install { [weak self] number in
+            let name = number == SIGINT ? "SIGINT" : number == SIGTERM ? "SIGTERM" : "signal \(number)"
+            self?.cancel(reason: name)
+            onSignal(name)
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Ctrl-C and SIGTERM for a long run: the first signal is handed to a thread of our own (a signal handler may do
+/// almost nothing, so it only writes the signal's number into a pipe), which calls `onSignal` to stop the run
+/// cleanly; a second signal exits at once with 128 + its number, as shells expect of an impatient second Ctrl-C.
+package enum InterruptSignals {
+    /// Installs the handlers for SIGINT and SIGTERM (once per process; later calls only replace `onSignal`).
+    package static func install(_ onSignal: @escaping @Sendable (Int32) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        callback = onSignal
+        guard !installed else { return }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        signalWriteEnd = fds[1]
+        let readEnd = fds[0]
+        let watcher = Thread {
+            var byte: UInt8 = 0
+            while true {
+                let got = read(readEnd, &byte, 1)
+                if got == 1 {
+                    lock.lock()
+                    let callback = InterruptSignals.callback
+                    lock.unlock()
+                    callback?(Int32(byte))
+                } else if got < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+        watcher.name = "ingest-signals"
+        watcher.start()
+        // A parent may have started us with these blocked (libdispatch threads block signals); threads made from
+        // here on inherit the mask of this one.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        _ = signal(SIGINT, signalHandler)
+        _ = signal(SIGTERM, signalHandler)
+        installed = true
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var installed = false
+    nonisolated(unsafe) private static var callback: (@Sendable (Int32) -> Void)?
+}
+
+/// Written by `install` before the handlers are set, read by them.
+nonisolated(unsafe) private var signalWriteEnd: Int32 = -1
+/// Signals received so far (a plain counter: two signals racing at worst both stop the run cleanly).
+nonisolated(unsafe) private var signalsReceived: Int32 = 0
+
+/// Async-signal-safe only: `write` and `_exit`.
+private let signalHandler: @convention(c) (Int32) -> Void = { number in
+    signalsReceived += 1
+    if signalsReceived > 1 { _exit(128 + number) }
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(signalWriteEnd, &byte, 1)
+}

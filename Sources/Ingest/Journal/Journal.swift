@@ -354,7 +354,7 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    private static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
     // MARK: - Reading
 
@@ -438,7 +438,7 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    private static func record(from row: [SQLiteValue]) -> JournalRecord {
+    static func record(from row: [SQLiteValue]) -> JournalRecord {
         JournalRecord(
             id: row[0].int ?? 0, root: row[1].string ?? "", relativePath: row[2].string ?? "",
             path: row[3].string ?? "",

@@ -15,6 +15,15 @@ public struct InputEntry: Sendable, Equatable {
     /// The file or folder given on the command line that this entry was found under (the journal keys files by
     /// root and relative path).
     public var root: String
+    /// What the walker's own `stat` saw (size, mtime, inode): the journal's identity check reuses it instead of
+    /// asking again for every file.
+    var status: FileStatus?
+
+    /// The entry as reports see it (the cached `stat` does not count).
+    public static func == (left: InputEntry, right: InputEntry) -> Bool {
+        left.path == right.path && left.relativePath == right.relativePath && left.size == right.size
+            && left.problem == right.problem && left.root == right.root
+    }
 
     public init(path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil, root: String = "") {
         self.path = path
@@ -93,7 +102,9 @@ public final class InputWalker: Sequence, IteratorProtocol {
         switch status.kind {
         case .regular:
             let name = root.split(separator: "/").last.map(String.init) ?? root
-            return InputEntry(path: root, relativePath: name, size: status.size, root: root)
+            var entry = InputEntry(path: root, relativePath: name, size: status.size, root: root)
+            entry.status = status
+            return entry
         case .directory:
             let directory = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
             return push(directory: directory, relativePrefix: "", depth: 0, status: status)
@@ -182,8 +193,11 @@ public final class InputWalker: Sequence, IteratorProtocol {
                 directory: path, relativePrefix: relativePath + "/", depth: frame.depth + 1, status: folderStatus)
         case .regular:
             guard isIncluded(relativePath) else { return nil }
-            let size = status?.size ?? (try? FileStatus(path: path, followLinks: true))?.size ?? 0
-            return InputEntry(path: path, relativePath: relativePath, size: size, root: currentRoot)
+            let fileStatus = status ?? (try? FileStatus(path: path, followLinks: true))
+            var entry = InputEntry(
+                path: path, relativePath: relativePath, size: fileStatus?.size ?? 0, root: currentRoot)
+            entry.status = fileStatus
+            return entry
         default:
             // FIFOs, sockets and devices: opening one could block forever or read without end.
             guard isIncluded(relativePath) else { return nil }

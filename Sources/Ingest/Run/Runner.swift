@@ -443,7 +443,12 @@ public final class Runner: @unchecked Sendable {
         }
         let status: FileStatus
         do {
-            status = try FileStatus(path: entry.path, followLinks: true)
+            // The walker's stat, taken a moment ago (one `stat` per file, not two).
+            if let known = entry.status {
+                status = known
+            } else {
+                status = try FileStatus(path: entry.path, followLinks: true)
+            }
         } catch {
             return failed([RuleFailure(stage: "input", rule: "unreadable", message: "cannot open: \(error.reason)")])
         }

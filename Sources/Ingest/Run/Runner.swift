@@ -286,7 +286,7 @@ public final class Runner: @unchecked Sendable {
             case .handledElsewhere(let owner):
                 return ItemReport(
                     path: entry.path, relativePath: entry.relativePath, status: .skipped,
-                    skipReason: "done by another worker (\(owner))")
+                    skipReason: "finished by another worker (\(owner)); see its report")
             }
         }
         defer { journal?.endLease(root: journalRoot, relativePath: entry.relativePath) }

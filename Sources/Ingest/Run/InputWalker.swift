@@ -18,6 +18,16 @@ public struct InputEntry: Sendable, Equatable {
     /// The position of `root` among the walked roots (sorted, so the same on every run): two roots holding the
     /// same relative path, or one root given twice, still make distinct entries.
     public var rootIndex: Int
+    /// What the walker's own `stat` saw (size, mtime, inode): the journal's identity check reuses it instead of
+    /// asking again for every file.
+    var status: FileStatus?
+
+    /// The entry as reports see it (the cached `stat` does not count).
+    public static func == (left: InputEntry, right: InputEntry) -> Bool {
+        left.path == right.path && left.relativePath == right.relativePath && left.size == right.size
+            && left.problem == right.problem && left.root == right.root
+            && left.rootIndex == right.rootIndex
+    }
 
     public init(
         path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil, root: String = "",
@@ -103,8 +113,10 @@ public final class InputWalker: Sequence, IteratorProtocol {
         switch status.kind {
         case .regular:
             let name = root.split(separator: "/").last.map(String.init) ?? root
-            return InputEntry(
+            var entry = InputEntry(
                 path: root, relativePath: name, size: status.size, root: root, rootIndex: currentRootIndex)
+            entry.status = status
+            return entry
         case .directory:
             let directory = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
             return push(directory: directory, relativePrefix: "", depth: 0, status: status)
@@ -193,9 +205,12 @@ public final class InputWalker: Sequence, IteratorProtocol {
                 directory: path, relativePrefix: relativePath + "/", depth: frame.depth + 1, status: folderStatus)
         case .regular:
             guard isIncluded(relativePath) else { return nil }
-            let size = status?.size ?? (try? FileStatus(path: path, followLinks: true))?.size ?? 0
-            return InputEntry(
-                path: path, relativePath: relativePath, size: size, root: currentRoot, rootIndex: currentRootIndex)
+            let fileStatus = status ?? (try? FileStatus(path: path, followLinks: true))
+            var entry = InputEntry(
+                path: path, relativePath: relativePath, size: fileStatus?.size ?? 0, root: currentRoot,
+                rootIndex: currentRootIndex)
+            entry.status = fileStatus
+            return entry
         default:
             // FIFOs, sockets and devices: opening one could block forever or read without end.
             guard isIncluded(relativePath) else { return nil }

@@ -88,11 +88,13 @@ public final class Runner: @unchecked Sendable {
     /// Counters for a live display; nil when nothing shows progress.
     public let progress: RunProgress?
     /// Where progress of the batch is kept; nil for `--no-journal` and `ingest validate`.
-    public let journal: Journal?
+    public let journal: (any JournalStore)?
     public let resume: ResumePolicy
     /// Set by `cancel(reason:)`: no new file starts, transfers in flight are cancelled, their files end as
     /// interrupted (reported as failed, left unfinished in the journal for the next run).
     public let cancellation = RunCancellation()
+    /// The part of the tree this run takes (`--shard I/N`); nil for all of it.
+    public let shard: Shard?
     private let workBudget: WorkBudget?
     /// True when the pipeline uploads or transcodes: done files are hashed for the journal's content check.
     private let hashesDoneFiles: Bool
@@ -101,14 +103,15 @@ public final class Runner: @unchecked Sendable {
     private let fixesNamesFirst: Bool
 
     public init(
-        pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil, journal: Journal? = nil,
-        resume: ResumePolicy = .resume
+        pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil, journal: (any JournalStore)? = nil,
+        resume: ResumePolicy = .resume, shard: Shard? = nil
     ) {
         self.pipeline = pipeline
         self.settings = settings
         self.progress = progress
         self.journal = journal
         self.resume = resume
+        self.shard = shard
         stages = pipeline.stages.filter { !(settings.offline && $0.usesNetwork) }
         hashesDoneFiles = stages.contains { $0.usesNetwork || $0.writesWorkFiles }
         fixesNamesFirst = stages.contains { $0.usesNetwork }
@@ -126,38 +129,70 @@ public final class Runner: @unchecked Sendable {
     public func run(paths: [String], onItem: (ItemReport) throws -> Void) throws -> RunSummary {
         if let journal {
             // This run holds the journal's writer lock, so what is in the work folder was left by a killed run.
-            try WorkFolder.prepare(
-                settings.workDirectory, keeping: [journal.path, journal.path + "-wal", journal.path + "-shm"])
+            try WorkFolder.prepare(settings.workDirectory, keeping: journal.localFiles)
             try journal.setMeta("pipeline", pipeline.name)
         }
         let walker = InputWalker(paths: paths, spec: pipeline.input)
+        let shard = self.shard
         if let progress {
             // The total is counted by a second, cheap walk beside the work, so the first file starts at once.
             let spec = pipeline.input
             let counter = Thread {
                 var total = 0
-                for _ in InputWalker(paths: paths, spec: spec) { total += 1 }
+                for entry in InputWalker(paths: paths, spec: spec)
+                where shard?.contains(relativePath: entry.relativePath) ?? true {
+                    total += 1
+                }
                 progress.setTotal(total)
             }
             counter.name = "ingest-count"
             counter.start()
         }
+        var summary = RunSummary()
+        var failure = drain(
+            next: {
+                while let entry = walker.next() {
+                    if shard?.contains(relativePath: entry.relativePath) ?? true { return entry }
+                }
+                return nil
+            }, summary: &summary, onItem: onItem)
+        // Files other workers held (a shared journal): waited for until they are finished or their lease expires.
+        while failure == nil, !cancellation.isCancelled, let journal {
+            let waiting = takeDeferred()
+            if waiting.isEmpty { break }
+            Thread.sleep(forTimeInterval: journal.leasePollInterval)
+            var iterator = waiting.makeIterator()
+            failure = drain(next: { iterator.next() }, summary: &summary, onItem: onItem)
+        }
+        if let journal {
+            do {
+                try journal.commit()
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+        return summary
+    }
+
+    /// Runs the entries `next` gives on the pipeline's worker threads, handing each report to `onItem` in order;
+    /// returns the error `onItem` threw, if any (the run then stops after the files in flight).
+    private func drain(
+        next: @escaping () -> InputEntry?, summary: inout RunSummary, onItem: (ItemReport) throws -> Void
+    ) -> Error? {
         let workers = max(1, pipeline.concurrency)
-        let queue = WorkQueue(walker: walker, window: workers * 4)
+        let queue = WorkQueue(next: next, window: workers * 4)
         cancellation.onCancel { queue.cancel() }
-        var threads: [Thread] = []
         for number in 0..<workers {
             let thread = Thread { [self] in
                 while let (index, entry) = queue.take() {
-                    queue.finish(index, report: self.process(entry, id: index))
+                    queue.finish(index, report: self.processOrDefer(entry, id: index))
                 }
             }
             thread.name = "ingest-worker-\(number)"
             thread.stackSize = 8 << 20
-            threads.append(thread)
             thread.start()
         }
-        var summary = RunSummary()
         var failure: Error?
         while let report = queue.nextInOrder() {
             summary.count(report.status)
@@ -170,25 +205,38 @@ public final class Runner: @unchecked Sendable {
             }
         }
         queue.waitForWorkers(count: workers)
-        if let journal {
-            do {
-                try journal.commit()
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
-        return summary
+        return failure
     }
 
     /// Stops the run from any thread (a Ctrl-C handler): `run` returns once the files in flight have ended.
     public func cancel(reason: String) { cancellation.cancel(reason: reason) }
 
-    /// Runs the stages on one entry. Never throws: whatever goes wrong becomes this file's failure.
+    private let deferredLock = NSLock()
+    /// Files another worker held a lease on when this one came to them.
+    private var deferred: [InputEntry] = []
+
+    private func takeDeferred() -> [InputEntry] {
+        deferredLock.withLock {
+            defer { deferred.removeAll() }
+            return deferred
+        }
+    }
+
+    /// Runs the stages on one entry. Never throws: whatever goes wrong becomes this file's failure. A file another
+    /// worker holds (a shared journal) is reported as skipped.
     public func process(_ entry: InputEntry, id: Int = 0) -> ItemReport {
+        processOrDefer(entry, id: id)
+            ?? ItemReport(
+                path: entry.path, relativePath: entry.relativePath, status: .skipped,
+                skipReason: "being worked on by another worker")
+    }
+
+    /// `process`, or nil when another worker holds the file's lease: it is kept to be asked for again.
+    private func processOrDefer(_ entry: InputEntry, id: Int) -> ItemReport? {
         progress?.begin(id, path: entry.path)
         let report = runStages(entry, id: id)
-        progress?.end(id, size: entry.size, failed: report.status == .failed)
+        progress?.end(id, size: entry.size, failed: report?.status == .failed)
+        if report == nil { deferredLock.withLock { deferred.append(entry) } }
         return report
     }
 
@@ -220,14 +268,35 @@ public final class Runner: @unchecked Sendable {
         }
     }
 
-    private func runStages(_ entry: InputEntry, id: Int) -> ItemReport {
+    private func runStages(_ entry: InputEntry, id: Int) -> ItemReport? {
         let (journalRoot, rootKnown) = journal == nil ? ("", false) : journalRoot(entry.root)
         if let problem = entry.problem {
             try? journal?.recordWithoutWork(
                 root: journalRoot, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
-                configHash: pipeline.configHash, state: .failed, failures: [problem])
+                configHash: pipeline.configHash, state: .failed, failures: [problem], reason: nil, duplicateOf: nil,
+                templateValues: [:])
             return ItemReport(path: entry.path, relativePath: entry.relativePath, status: .failed, failures: [problem])
         }
+        if let journal {
+            // A shared journal hands each file to one worker at a time; a local one always says yes.
+            let answer: JournalLease
+            do {
+                answer = try journal.lease(root: journalRoot, relativePath: entry.relativePath)
+            } catch {
+                return ItemReport(
+                    path: entry.path, relativePath: entry.relativePath, status: .failed,
+                    failures: [RuleFailure(stage: "journal", rule: "lease", message: "\(error)")])
+            }
+            switch answer {
+            case .granted: break
+            case .heldElsewhere: return nil
+            case .handledElsewhere(let owner):
+                return ItemReport(
+                    path: entry.path, relativePath: entry.relativePath, status: .skipped,
+                    skipReason: "finished by another worker (\(owner)); see its report")
+            }
+        }
+        defer { journal?.endLease(root: journalRoot, relativePath: entry.relativePath) }
         let item = Item(
             path: entry.path, relativePath: entry.relativePath, size: entry.size, root: entry.root,
             rootIndex: entry.rootIndex)
@@ -384,12 +453,12 @@ public final class Runner: @unchecked Sendable {
     /// duplicate, not failed under `--retry-failed`) or run it, fixing its `uuid` and `date` and claiming its dedupe
     /// key first.
     private func prepare(
-        _ entry: InputEntry, item: Item, journal: Journal, root: String, rootKnown: Bool
+        _ entry: InputEntry, item: Item, journal: any JournalStore, root: String, rootKnown: Bool
     ) -> Preparation {
         func failed(_ failures: [RuleFailure]) -> Preparation {
             try? journal.recordWithoutWork(
                 root: root, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
-                configHash: pipeline.configHash, state: .failed, failures: failures,
+                configHash: pipeline.configHash, state: .failed, failures: failures, reason: nil, duplicateOf: nil,
                 templateValues: item.templateValues)
             return .report(
                 ItemReport(path: entry.path, relativePath: entry.relativePath, status: .failed, failures: failures))
@@ -402,7 +471,12 @@ public final class Runner: @unchecked Sendable {
         }
         let status: FileStatus
         do {
-            status = try FileStatus(path: entry.path, followLinks: true)
+            // The walker's stat, taken a moment ago (one `stat` per file, not two).
+            if let known = entry.status {
+                status = known
+            } else {
+                status = try FileStatus(path: entry.path, followLinks: true)
+            }
         } catch {
             return failed([RuleFailure(stage: "input", rule: "unreadable", message: "cannot open: \(error.reason)")])
         }
@@ -451,7 +525,7 @@ public final class Runner: @unchecked Sendable {
                 let reason = "duplicate of \(holder) (dedupe key '\(key)')"
                 try journal.recordWithoutWork(
                     root: root, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,
-                    configHash: pipeline.configHash, state: .skipped, reason: reason, duplicateOf: holder,
+                    configHash: pipeline.configHash, state: .skipped, failures: [], reason: reason, duplicateOf: holder,
                     templateValues: item.templateValues)
                 return skipped(reason)
             }
@@ -506,17 +580,18 @@ extension JSONObject {
 /// The hand-off between the walker, the workers and the caller: one lock, one condition.
 private final class WorkQueue: @unchecked Sendable {
     private let condition = NSCondition()
-    private let walker: InputWalker
+    private let next: () -> InputEntry?
     private let window: Int
     private var nextIndex = 0
     private var nextToEmit = 0
     private var walkerDone = false
     private var cancelled = false
-    private var finished: [Int: ItemReport] = [:]
+    /// nil: the file was deferred (another worker holds it) and has no report in this pass.
+    private var finished: [Int: ItemReport?] = [:]
     private var exitedWorkers = 0
 
-    init(walker: InputWalker, window: Int) {
-        self.walker = walker
+    init(next: @escaping () -> InputEntry?, window: Int) {
+        self.next = next
         self.window = window
     }
 
@@ -525,7 +600,7 @@ private final class WorkQueue: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while !cancelled && !walkerDone && nextIndex - nextToEmit >= window { condition.wait() }
-        guard !cancelled, !walkerDone, let entry = walker.next() else {
+        guard !cancelled, !walkerDone, let entry = next() else {
             walkerDone = true
             exitedWorkers += 1
             condition.broadcast()
@@ -535,7 +610,7 @@ private final class WorkQueue: @unchecked Sendable {
         return (nextIndex, entry)
     }
 
-    func finish(_ index: Int, report: ItemReport) {
+    func finish(_ index: Int, report: ItemReport?) {
         condition.lock()
         finished[index] = report
         condition.broadcast()
@@ -550,7 +625,8 @@ private final class WorkQueue: @unchecked Sendable {
             if let report = finished.removeValue(forKey: nextToEmit) {
                 nextToEmit += 1
                 condition.broadcast()
-                return report
+                if let report { return report }
+                continue
             }
             if (walkerDone || cancelled) && nextToEmit >= nextIndex { return nil }
             condition.wait()

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Where a run keeps track of its files: the SQLite file of one machine (`Journal`), or a PostgreSQL database that
+/// workers on several machines share as journal and work queue (`PostgresJournal`). The runner and the `status` and
+/// `report` commands talk to either the same way.
+public protocol JournalStore: AnyObject, Sendable {
+    /// What messages call the journal: its file, or the database URL with the password redacted.
+    var path: String { get }
+    /// Files of this journal that live in the work folder's parent and must survive its clean-up.
+    var localFiles: [String] { get }
+
+    func setMeta(_ key: String, _ value: String) throws
+    func meta(_ key: String) throws -> String?
+    /// Makes everything written so far durable; throws if an earlier batch could not be written.
+    func commit() throws
+    func close() throws
+
+    func knows(root: String) throws -> Bool
+    func record(root: String, relativePath: String) throws -> JournalRecord?
+    func claim(key: String, path: String, excluding existingID: Int64?) throws -> String?
+    func release(key: String)
+    func begin(_ start: Journal.Start) throws -> Int64
+    func finish(
+        _ start: Journal.Start, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
+        facts: JSONObject) throws
+    func stageStarted(fileID: Int64, position: Int, name: String, barrier: Bool) throws
+    func stageFinished(
+        fileID: Int64, position: Int, name: String, status: JournalStage.Status, outputs: JSONObject,
+        error: String?, barrier: Bool) throws
+    func recordWithoutWork(
+        root: String, relativePath: String, path: String, pipeline: String, configHash: String, state: JournalState,
+        failures: [RuleFailure], reason: String?, duplicateOf: String?, templateValues: JSONObject) throws
+    func refreshIdentity(fileID: Int64, size: Int64, modified: Int64, inode: UInt64) throws
+
+    func stages(fileID: Int64) throws -> [JournalStage]
+    func counts() throws -> [JournalState: Int]
+    func forEachRecord(_ body: (JournalRecord) throws -> Void) throws
+
+    /// Asks to work on a file. A journal of one machine always grants it; a shared one grants it unless another
+    /// worker holds a live lease on it, and takes over a lease whose worker stopped renewing it (a crash).
+    func lease(root: String, relativePath: String) throws -> JournalLease
+    /// Gives the file back once its result is recorded (or it was skipped).
+    func endLease(root: String, relativePath: String)
+    /// Seconds between two looks at files other workers hold, while this worker waits for them to finish.
+    var leasePollInterval: Double { get }
+}
+
+/// The journal's answer to `lease`.
+public enum JournalLease: Sendable, Equatable {
+    /// This worker may work on the file (until `endLease`).
+    case granted
+    /// Another worker is working on it now (its lease is live); asked again later.
+    case heldElsewhere(owner: String)
+    /// Another worker finished it since this run started.
+    case handledElsewhere(owner: String)
+}
+
+extension Journal: JournalStore {
+    public var localFiles: [String] { [path, path + "-wal", path + "-shm"] }
+    public func lease(root: String, relativePath: String) throws -> JournalLease { .granted }
+    public func endLease(root: String, relativePath: String) {}
+    public var leasePollInterval: Double { 1 }
+}

@@ -490,3 +490,84 @@ import Testing
         #expect(try journal.counts() == [.done: count])
     }
 }
+
+/// An upload whose signed URL expired renews its ticket; the renewed answer replaces the journaled one before the
+/// upload starts, so a run killed between the upload and the callback calls back, once resumed, with the renewed
+/// ticket's storage path (the expired ticket's object never arrived: the server answers 404 to it).
+@Suite(.serialized) struct JournalRenewedTicketTests {
+    /// One file through seed 001 (ticket → PUT → callback) with an expired first ticket and a callback that hangs,
+    /// `ingest run` killed once the callback is journaled as started, then run again without faults.
+    /// `journal`: the `--journal` arguments (none: the SQLite file in the cwd); `stages` reads the file's stages.
+    static func renewedTicketIsUsedAfterAKill(
+        _ name: String, journal: [String] = [], stages: @escaping (TemporaryFolder) throws -> [JournalStage]
+    ) throws {
+        let backend = try FixtureBackend(
+            faults: #"""
+                [{"method": "POST", "path": "/api/upload-url", "action": "expired_ticket", "times": 1},
+                 {"method": "POST", "path": "/api/analyze-video", "action": "delay", "seconds": 20, "times": 1}]
+                """#)
+        defer { backend.stop() }
+        let folder = try TemporaryFolder(name)
+        defer { folder.remove() }
+        _ = try writeRandomFile(folder.path + "/in/alice/clip.mov", size: 300_000, seed: 7)
+        let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestPaths.ingest)
+        process.arguments = ["run", pipeline, "in", "-q"] + journal
+        process.environment = environmentWithoutProxies()
+        process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The callback (position 2) is journaled as started only after the upload was journaled as done.
+        var callbackStarted = false
+        for _ in 0..<400 where process.isRunning {  // bounded by attempts: up to ~20 s on a loaded machine
+            if let stages = try? stages(folder), stages.contains(where: { $0.position == 2 && $0.status == .started }) {
+                callbackStarted = true
+                break
+            }
+            usleep(50_000)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try #require(callbackStarted, "the run never reached the callback")
+        let storedKeys = Array(try backend.objects().keys)
+        try #require(storedKeys.count == 1, "stored: \(storedKeys)")
+
+        try backend.setFaults("[]")
+        let second = try runCommand(
+            TestPaths.ingest, ["run", pipeline, "in"] + journal, environment: environmentWithoutProxies(),
+            directory: folder.path)
+        #expect(second.status == 0, "second run: \(second.stdout)\(second.stderr)")
+        // Expired ticket, renewed ticket; the resumed run asked for none.
+        #expect(try backend.counts("tickets") == ["/api/upload-url": 2])
+        let callbacks = (try backend.state()["json"] as? [String: [[String: Any]]])?["/api/analyze-video"] ?? []
+        #expect(!callbacks.isEmpty)
+        for body in callbacks {
+            #expect(body["storage_path"] as? String == storedKeys[0], "callback body: \(body)")
+        }
+    }
+
+    /// The stages journaled for the one file of the run (none before its row is written).
+    static func stagesOfTheOnlyFile(_ journal: any JournalStore) throws -> [JournalStage] {
+        var ids: [Int64] = []
+        try journal.forEachRecord { ids.append($0.id) }
+        return try ids.first.map { try journal.stages(fileID: $0) } ?? []
+    }
+
+    @Test func sqliteJournal() throws {
+        try Self.renewedTicketIsUsedAfterAKill("renew-sqlite") { folder in
+            // A bare read-only connection: a `Journal`, even a reader, commits and checkpoints as it closes.
+            let database = try Database(
+                path: folder.path + "/.ingest/journal.sqlite", readOnly: true, create: false)
+            database.setBusyTimeout(milliseconds: 1_000)
+            let rows = try database.prepare("SELECT position, name, status FROM stages").rows()
+            return rows.map {
+                JournalStage(
+                    position: Int($0[0].int ?? -1), name: $0[1].string ?? "",
+                    status: JournalStage.Status(rawValue: $0[2].string ?? "") ?? .failed, attempts: 1, outputs: [:],
+                    error: nil)
+            }
+        }
+    }
+}

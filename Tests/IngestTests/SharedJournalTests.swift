@@ -282,4 +282,19 @@ import Testing
         let live = try database.execute("SELECT COUNT(*) FROM ingest_leases WHERE expires_at IS NOT NULL")
         #expect(live.first?.first == "0", "leases still held: \(live)")
     }
+
+    /// A ticket renewed by an upload replaces the journaled one before the upload starts, in PostgreSQL too.
+    @Test func aRenewedTicketIsJournaledBeforeItsUpload() throws {
+        guard let server = try server() else { return }
+        let url = try server.createDatabase()
+        // Opened once the run has made the tables.
+        var observer: PostgresJournal?
+        defer { try? observer?.close() }
+        try JournalRenewedTicketTests.renewedTicketIsUsedAfterAKill(
+            "pg-renew", journal: ["--journal", url, "--lease-seconds", "2"]
+        ) { _ in
+            if observer == nil { observer = try PostgresJournal(url: url, writer: false) }
+            return try JournalRenewedTicketTests.stagesOfTheOnlyFile(observer!)
+        }
+    }
 }

@@ -383,6 +383,9 @@ public final class Runner: @unchecked Sendable {
                     context: StageContext(
                         settings: settings, resultName: configured.resultName, progress: reportBytes,
                         position: position, cancellation: cancellation))
+                journalRenewals(of: item, stage: configured, position: position, outputs: done.outputs) {
+                    journaled?.id
+                }
                 continue
             }
             progress?.stage(id, configured.name)
@@ -431,11 +434,16 @@ public final class Runner: @unchecked Sendable {
                     status = .skipped
                     reason = why
                 }
+                let outputs = Runner.journaledOutputs(item, since: before, resultName: configured.resultName)
                 do {
                     try journal.stageFinished(
                         fileID: file.id ?? 0, position: position, name: configured.name, status: status,
-                        outputs: Runner.journaledOutputs(item, since: before, resultName: configured.resultName),
-                        error: reason, barrier: true)
+                        outputs: outputs, error: reason, barrier: true)
+                    if status == .done {
+                        journalRenewals(of: item, stage: configured, position: position, outputs: outputs) {
+                            journaled?.id
+                        }
+                    }
                 } catch {
                     let failure = RuleFailure(
                         stage: configured.name, rule: "journal",
@@ -447,6 +455,38 @@ public final class Runner: @unchecked Sendable {
             if case .skip(let reason) = outcome { return finish(.skipped, skip: reason) }
         }
         return finish(.passed)
+    }
+
+    /// Makes a renewal of this stage's answer (an upload whose signed URL expired asks for a new ticket) replace the
+    /// journaled answer, committed before the upload that uses it starts: a run resumed after a crash between that
+    /// upload and its callback must call back with the renewed ticket's ids, not the expired one's. `fileID` is read
+    /// when the renewal happens (the row may be written only by a later stage).
+    private func journalRenewals(
+        of item: Item, stage configured: ConfiguredStage, position: Int, outputs: JSONObject,
+        fileID: @escaping () -> Int64?
+    ) {
+        guard let journal, let resultName = configured.resultName, let renew = item.rerun[resultName] else { return }
+        let name = configured.name
+        item.rerun[resultName] = { [weak item] in
+            let before = item?.facts ?? [:]
+            let outcome = try renew()
+            guard case .proceed = outcome, let item, let id = fileID() else { return outcome }
+            var renewed = outputs
+            for (key, value) in Runner.journaledOutputs(item, since: before, resultName: resultName).pairs {
+                renewed[key] = value
+            }
+            do {
+                try journal.stageFinished(
+                    fileID: id, position: position, name: name, status: .done, outputs: renewed, error: nil,
+                    barrier: true)
+            } catch {
+                // Nothing is sent with a ticket the journal could not record.
+                throw ItemFailed(
+                    stage: name, rule: "journal",
+                    message: "the renewed '\(resultName)' could not be journaled (not used): \(error)")
+            }
+            return outcome
+        }
     }
 
     /// The journal's say on a file before any stage runs: skip it (done with the same content and pipeline, a

@@ -207,6 +207,23 @@ import Testing
         _ = first
     }
 
+    /// `ingest status` beside a run closes its reader while the run may be writing a batch: the reader must not
+    /// take the write lock on the way out (it did, with an empty commit and a checkpoint, and could hold up the run).
+    @Test func aReaderClosesWithoutTakingTheWriteLock() throws {
+        let folder = try TemporaryFolder("reader")
+        defer { folder.remove() }
+        let path = folder.path + "/journal.sqlite"
+        let writer = try Journal(path: path)
+        let other = try Database(path: path, create: false)
+        other.setBusyTimeout(milliseconds: 100)
+        try other.execute("BEGIN IMMEDIATE")  // the run, in the middle of writing a batch
+        let reader = try Journal(path: path, writer: false, create: false)
+        #expect(try reader.counts().isEmpty)
+        #expect(throws: Never.self) { try reader.close() }
+        try other.execute("COMMIT")
+        _ = writer
+    }
+
     @Test func maxWorkBytesFailsAFileThatCanNeverFit() throws {
         let folder = try TemporaryFolder("budget")
         defer { folder.remove() }

@@ -334,6 +334,10 @@ public final class Journal: @unchecked Sendable {
     /// Writes the queued records in one transaction; a failure is remembered and rethrown by `commit()`.
     /// The caller holds `lock`.
     private func writeQueuedLocked() {
+        queueLock.lock()
+        let nothingQueued = pending.isEmpty
+        queueLock.unlock()
+        if nothingQueued && !inTransaction { return }
         do {
             try beginLocked()
             try applyQueued()
@@ -357,8 +361,16 @@ public final class Journal: @unchecked Sendable {
     }
 
     /// Commits and folds the write-ahead log back into the database file, so it does not grow across runs.
+    /// A reader (`ingest status` beside a run) neither commits nor checkpoints: taking the write lock could hold up
+    /// the run's next batch.
     public func close() throws {
         backgroundWriter?.stop()
+        guard writerLock != nil else {
+            queueLock.lock()
+            readers.removeAll()
+            queueLock.unlock()
+            return
+        }
         try commit()
         queueLock.lock()
         readers.removeAll()

@@ -92,7 +92,11 @@ public struct RequestStage: Stage {
     /// the journal (a resumed run), whose URL is the likeliest to have expired.
     func registerRenewal(_ item: Item, context: StageContext) {
         if let name = context.resultName {
-            item.rerun[name] = { try self.perform(item, context: context) }
+            // Weak: the item owns this closure, and a strong capture would keep every finished item alive.
+            item.rerun[name] = { [weak item] in
+                guard let item else { return .proceed }
+                return try self.perform(item, context: context)
+            }
         }
     }
 

@@ -221,6 +221,46 @@ import Testing
         #expect(objects.values.first?["sha256"] as? String == (try sha256sum(path)))
     }
 
+    /// The SHA-256 the journal records is taken from the bytes as they are sent (hashed on a queue of its own, not on
+    /// curl's thread): after two connections reset mid-body, and a rewind to byte 0 each time, it is exactly the
+    /// file's, not a mix of the attempts.
+    @Test func hashTakenWhileSendingMatchesTheFileAfterMidBodyResets() throws {
+        let backend = try FixtureBackend(
+            faults: #"[{"method": "PUT", "path": "/signed/", "action": "reset", "after_bytes": 1500000, "times": 2}]"#)
+        let folder = try TemporaryFolder("reset-hash")
+        defer { folder.remove() }
+        let path = try writeRandomFile(folder.path + "/in/dave/big.mov", size: 9_000_001, seed: 7)
+        let (result, reports) = try run(Self.hockeyPipeline(backend.base), [folder.path + "/in"], in: folder)
+        #expect(result.status == 0, "\(reports)")
+        let puts = try backend.requests().filter { $0[0] as? String == "PUT" }.map { "\($0[2])" }
+        #expect(puts == ["reset", "reset", "200"])
+        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        let record = try #require(
+            try journal.record(root: Journal.canonicalRoot(folder.path + "/in"), relativePath: "dave/big.mov"))
+        #expect(record.state == .done)
+        #expect(record.sha256 == (try sha256sum(path)))
+    }
+
+    /// With `--no-journal` the upload hashes nothing, yet a later `{{sha256}}` still renders the file's hash (read
+    /// when the template asks for it).
+    @Test func noJournalUploadStillRendersSha256ForALaterStage() throws {
+        let backend = try FixtureBackend()
+        let folder = try TemporaryFolder("nojournal-hash")
+        defer { folder.remove() }
+        let path = try writeRandomFile(folder.path + "/in/erin/clip.mov", size: 2_000_003, seed: 9)
+        let pipeline = Self.hockeyPipeline(backend.base).replacingOccurrences(
+            of: "age_group: \"17+\" }", with: "age_group: \"17+\", sha256: \"{{sha256}}\" }")
+        let file = try folder.file("pipeline.yml", pipeline)
+        let result = try runCommand(
+            ingest, ["run", file, folder.path + "/in", "--no-journal", "-q"],
+            environment: environmentWithoutProxies(), directory: folder.path)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let bodies =
+            ((try backend.state()["json"] as? [String: Any])?["/api/analyze-video"] as? [[String: Any]]) ?? []
+        #expect(bodies.map { $0["sha256"] as? String } == [try sha256sum(path)])
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/.ingest/journal.sqlite"))
+    }
+
     @Test func resetOnEveryAttemptFailsWithCurlsText() throws {
         let backend = try FixtureBackend(
             faults: #"[{"method": "PUT", "path": "/signed/", "action": "reset", "after_bytes": 100000, "times": 9}]"#)

@@ -37,6 +37,10 @@ public struct StageContext: Sendable {
     /// Set when the run is being stopped (Ctrl-C): network stages cancel their transfers through it.
     public var cancellation: RunCancellation?
 
+    /// True when the journal will record each file's SHA-256: an upload then hashes the bytes it sends rather than
+    /// the file being read once more afterwards. The runner sets it false for `--no-journal`.
+    public var wantsContentHash = true
+
     public init(
         settings: RunSettings, resultName: String? = nil,
         progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil, position: Int? = nil,

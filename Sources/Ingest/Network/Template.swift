@@ -378,32 +378,119 @@ enum FileDigests {
 }
 
 /// Hashes bytes as they stream past (to a server or from disk); restarts when an upload rewinds.
-final class DigestObserver: HTTPBodyObserver {
+///
+/// `.inline` hashes on the thread that hands the bytes over (a local read or copy). `.background` is for uploads:
+/// curl's one thread moves every transfer, so hashing there would cap them all; it only copies each chunk into one
+/// of `slotCount` reusable buffers and a serial queue per observer hashes them in order. When every buffer is
+/// taken the sender waits for one (back-pressure: memory stays at `slotCount` chunks however big the file).
+/// `.countOnly` hashes nothing (no journal records the hash and no template reads it during the upload; a later
+/// `{{sha256}}` still reads the file on demand).
+final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
+    enum Mode: Sendable { case inline, background, countOnly }
+
+    let mode: Mode
     private let includeMD5: Bool
+    // Hash state: touched only by the sender's thread (`.inline`) or only on `queue` (`.background`).
     private var sha = SHA256()
     private var md5 = Insecure.MD5()
-    private(set) var count: Int64 = 0
+    private var hashed: Int64 = 0
     private var finalized: (String, String?)?
+    /// Bytes handed over since the last restart, on the sender's thread (what `progress` is told).
+    private var sent: Int64 = 0
     /// Told the bytes done so far (the live progress display); called on the thread that reads the file.
     var progress: ((Int64) -> Void)?
 
-    init(md5: Bool = false) { includeMD5 = md5 }
+    static let slotCount = 4
+    private let queue: DispatchQueue?
+    private let freeSlots = DispatchSemaphore(value: DigestObserver.slotCount)
+    private let slotLock = NSLock()
+    /// Buffers not holding a chunk right now; `allocated` holds every buffer for `deinit`.
+    private var idle: [UnsafeMutableRawBufferPointer] = []
+    private var allocated: [UnsafeMutableRawBufferPointer] = []
+
+    init(md5: Bool = false, mode: Mode = .inline) {
+        includeMD5 = md5
+        self.mode = mode
+        queue = mode == .background ? DispatchQueue(label: "ingest-digest") : nil
+    }
+
+    deinit {
+        // Every queued block retains `self`, so none is pending here and every buffer is back.
+        for buffer in allocated { buffer.deallocate() }
+    }
 
     func restart() {
-        sha = SHA256()
-        md5 = Insecure.MD5()
-        count = 0
-        finalized = nil
+        sent = 0
+        switch mode {
+        case .inline: resetHash()
+        case .background: queue!.async { self.resetHash() }
+        case .countOnly: break
+        }
     }
 
     func consume(_ bytes: UnsafeRawBufferPointer) {
+        switch mode {
+        case .inline: hash(bytes)
+        case .background: hashInBackground(bytes)
+        case .countOnly: break
+        }
+        sent += Int64(bytes.count)
+        progress?(sent)
+    }
+
+    private func resetHash() {
+        sha = SHA256()
+        md5 = Insecure.MD5()
+        hashed = 0
+        finalized = nil
+    }
+
+    private func hash(_ bytes: UnsafeRawBufferPointer) {
         sha.update(bufferPointer: bytes)
         if includeMD5 { md5.update(bufferPointer: bytes) }
-        count += Int64(bytes.count)
-        progress?(count)
+        hashed += Int64(bytes.count)
+    }
+
+    private func hashInBackground(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        freeSlots.wait()
+        slotLock.lock()
+        var buffer = idle.popLast()
+        if let small = buffer, small.count < bytes.count {
+            allocated.removeAll { $0.baseAddress == small.baseAddress }
+            small.deallocate()
+            buffer = nil
+        }
+        if buffer == nil {
+            let made = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 256 * 1024), alignment: 64)
+            allocated.append(made)
+            buffer = made
+        }
+        slotLock.unlock()
+        let slot = buffer!
+        slot.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        let count = bytes.count
+        queue!.async {
+            self.hash(UnsafeRawBufferPointer(start: slot.baseAddress, count: count))
+            self.slotLock.lock()
+            self.idle.append(slot)
+            self.slotLock.unlock()
+            self.freeSlots.signal()
+        }
+    }
+
+    /// Waits for the chunks still queued (background mode) so the hash state is complete.
+    private func drain() { queue?.sync {} }
+
+    /// Bytes hashed since the last restart (bytes handed over when hashing nothing).
+    var count: Int64 {
+        if mode == .countOnly { return sent }
+        drain()
+        return hashed
     }
 
     private func finish() -> (String, String?) {
+        drain()
         if let finalized { return finalized }
         let hex = { (bytes: any Sequence<UInt8>) in bytes.map { String(format: "%02x", $0) }.joined() }
         let result = (hex(sha.finalize()), includeMD5 ? hex(md5.finalize()) : nil)
@@ -415,6 +502,7 @@ final class DigestObserver: HTTPBodyObserver {
     var md5Hex: String? { finish().1 }
 
     func store(on item: Item) {
+        if mode == .countOnly { return }
         item.templateValues["sha256"] = .string(sha256Hex)
         // Streaming the original file hashed it for the journal too.
         if item.artifact == item.path { item.knownSHA256 = sha256Hex }

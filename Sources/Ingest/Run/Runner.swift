@@ -408,9 +408,10 @@ public final class Runner: @unchecked Sendable {
                         [RuleFailure(stage: configured.name, rule: "journal", message: "not started: \(error)")])
                 }
             }
-            let context = StageContext(
+            var context = StageContext(
                 settings: settings, resultName: configured.resultName, progress: reportBytes, position: position,
                 cancellation: cancellation)
+            context.wantsContentHash = journal != nil
             let before = item.facts
             var outcome = StageOutcome.proceed
             var failures: [RuleFailure] = []

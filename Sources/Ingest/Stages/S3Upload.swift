@@ -558,7 +558,8 @@ extension UploadStage {
             if case .string(let sha) = item.templateValues["sha256"] { return sha }
             return nil
         }()
-        let observer = DigestObserver()
+        let observer = DigestObserver(
+            mode: cached == nil && UploadStage.hashesWhileSending(item, context: context) ? .background : .countOnly)
         let total = (try? FileStatus(path: item.artifact, followLinks: true))?.size
         let report: (Int64) -> Void = { context.reportProgress(done: $0, total: total) }
         observer.progress = report

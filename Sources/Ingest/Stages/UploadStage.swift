@@ -154,7 +154,8 @@ public struct UploadStage: Stage {
                 renewed = true
                 continue
             }
-            let observer = DigestObserver()
+            let observer = DigestObserver(
+                mode: Self.hashesWhileSending(item, context: context) ? .background : .countOnly)
             let total = prepared.request.body?.file?.size
             observer.progress = { context.reportProgress(done: $0, total: total) }
             let exchange = Exchange(
@@ -192,6 +193,13 @@ public struct UploadStage: Stage {
                     + (renewed && Self.isExpired(response) ? " (even after renewing the ticket)" : ""),
                 expected: prepared.expected.map(String.init).joined(separator: ", "), actual: String(response.status))
         }
+    }
+
+    /// Whether sending the file should hash it on the way: only when the journal will record the original's hash
+    /// and nothing has taken it yet (a dedupe key, a `{{sha256}}` rendered earlier, the journal's last run). With
+    /// `--no-journal` nothing is hashed; a later `{{sha256}}` still reads the file when it is rendered.
+    static func hashesWhileSending(_ item: Item, context: StageContext) -> Bool {
+        context.wantsContentHash && item.artifact == item.path && item.knownSHA256 == nil
     }
 
     /// S3 (and the fixture backend) say so in the 403 body: "Request has expired" for a presigned URL,
@@ -352,7 +360,7 @@ public struct UploadStage: Stage {
             resolvedParent == resolvedRoot || resolvedParent.hasPrefix(resolvedRoot + "/")
         else { throw fail("key '\(key)' leads outside \(root) (through a symlink)") }
         let finalPath = resolvedParent + "/" + (destination as NSString).lastPathComponent
-        let observer = DigestObserver()
+        let observer = DigestObserver(mode: Self.hashesWhileSending(item, context: context) ? .inline : .countOnly)
         let bytes: Int64
         do {
             bytes = try AtomicCopy.copy(

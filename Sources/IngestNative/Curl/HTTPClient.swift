@@ -330,6 +330,8 @@ package final class HTTPClient: @unchecked Sendable {
                 throw HTTPError.body(error)
             }
             reader?.observer = observer
+            // Each attempt is a new transfer from byte 0: what an observer saw of an earlier one no longer counts.
+            observer?.restart()
         }
         let transfer = HTTPTransfer(easy: easy, reader: reader, maxResponseBytes: request.maxResponseBytes)
         let me = Unmanaged.passUnretained(transfer).toOpaque()

@@ -404,19 +404,13 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     private let queue: DispatchQueue?
     private let freeSlots = DispatchSemaphore(value: DigestObserver.slotCount)
     private let slotLock = NSLock()
-    /// Buffers not holding a chunk right now; `allocated` holds every buffer for `deinit`.
-    private var idle: [UnsafeMutableRawBufferPointer] = []
-    private var allocated: [UnsafeMutableRawBufferPointer] = []
+    /// Buffers not holding a chunk right now (arrays keep their capacity, so they are reused, not reallocated).
+    private var idle: [[UInt8]] = []
 
     init(md5: Bool = false, mode: Mode = .inline) {
         includeMD5 = md5
         self.mode = mode
         queue = mode == .background ? DispatchQueue(label: "ingest-digest") : nil
-    }
-
-    deinit {
-        // Every queued block retains `self`, so none is pending here and every buffer is back.
-        for buffer in allocated { buffer.deallocate() }
     }
 
     func restart() {
@@ -455,25 +449,14 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
         guard !bytes.isEmpty else { return }
         freeSlots.wait()
         slotLock.lock()
-        var buffer = idle.popLast()
-        if let small = buffer, small.count < bytes.count {
-            allocated.removeAll { $0.baseAddress == small.baseAddress }
-            small.deallocate()
-            buffer = nil
-        }
-        if buffer == nil {
-            let made = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 256 * 1024), alignment: 64)
-            allocated.append(made)
-            buffer = made
-        }
+        var buffer = idle.popLast() ?? []
         slotLock.unlock()
-        let slot = buffer!
-        slot.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-        let count = bytes.count
-        queue!.async {
-            self.hash(UnsafeRawBufferPointer(start: slot.baseAddress, count: count))
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: bytes)
+        queue!.async { [buffer] in
+            buffer.withUnsafeBytes { self.hash($0) }
             self.slotLock.lock()
-            self.idle.append(slot)
+            self.idle.append(buffer)
             self.slotLock.unlock()
             self.freeSlots.signal()
         }

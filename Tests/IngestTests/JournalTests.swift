@@ -479,14 +479,7 @@ import Testing
         }
         let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
         var random = JournalCrashTests.SeededGenerator(state: seed)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ingest)
-        process.arguments = ["run", pipeline, "in", "-q"]
-        process.environment = environmentWithoutProxies()
-        process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try startIngest(["run", pipeline, "in", "-q"], in: folder.path)
         usleep(UInt32.random(in: 100_000...600_000, using: &random))
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -528,14 +521,7 @@ import Testing
         defer { folder.remove() }
         _ = try writeRandomFile(folder.path + "/in/alice/clip.mov", size: 300_000, seed: 7)
         let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestPaths.ingest)
-        process.arguments = ["run", pipeline, "in", "-q"] + journal
-        process.environment = environmentWithoutProxies()
-        process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try startIngest(["run", pipeline, "in", "-q"] + journal, in: folder.path)
         // The callback (position 2) is journaled as started only after the upload was journaled as done.
         var callbackStarted = false
         for _ in 0..<400 where process.isRunning {  // bounded by attempts: up to ~20 s on a loaded machine

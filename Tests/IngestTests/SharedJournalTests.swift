@@ -215,17 +215,11 @@ import Testing
         }
         let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
         func worker(_ number: Int) throws -> Process {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: ingest)
-            process.arguments = [
-                "run", pipeline, "in", "-q", "--journal", url, "--lease-seconds", "2", "--work-dir",
-                "w\(number)/work", "--report", "w\(number).jsonl",
-            ]
-            process.environment = environmentWithoutProxies()
-            process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try process.run()
+            let process = try startIngest(
+                [
+                    "run", pipeline, "in", "-q", "--journal", url, "--lease-seconds", "2", "--work-dir",
+                    "w\(number)/work", "--report", "w\(number).jsonl",
+                ], in: folder.path)
             return process
         }
         // A writer that leases nothing: it makes the tables, so the workers and this observer find them.

@@ -70,15 +70,9 @@ import Testing
         }
         let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ingest)
-        process.arguments = ["run", pipeline, "in", "-q", "--report", "first.jsonl"]
-        process.environment = environmentWithoutProxies()
-        process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
         let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
+        let process = try startIngest(
+            ["run", pipeline, "in", "-q", "--report", "first.jsonl"], in: folder.path, standardError: errors)
         let bothUploading = try eventually {
             (try backend.state()["arrived"] as? [[Any]] ?? []).count >= 2
         }
@@ -177,14 +171,7 @@ import Testing
               - upload: { method: s3, bucket: fixture, endpoint: "\(backend.base)", region: us-east-1, access_key_id: AKID, secret_access_key: secret, part_size: 5MiB }
 
             """)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ingest)
-        process.arguments = ["run", pipeline, "in", "-q"]
-        process.environment = environmentWithoutProxies()
-        process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try startIngest(["run", pipeline, "in", "-q"], in: folder.path)
         #expect(try eventually { (try backend.state()["arrived"] as? [[Any]] ?? []).count >= 1 })
         kill(process.processIdentifier, SIGINT)
         // The abort reached the server, which holds its answer.

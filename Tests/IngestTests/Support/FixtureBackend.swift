@@ -164,3 +164,19 @@ func makeSelfSignedCertificate(in folder: TemporaryFolder) throws -> (cert: Stri
     guard made.status == 0 else { throw FixtureError(message: "openssl req failed: \(made.stderr)") }
     return (cert, key)
 }
+
+/// Starts `ingest ARGUMENTS` in `directory` in the background with no proxies from the environment and its output
+/// discarded (`standardError` may be a Pipe to read it), for tests that signal or kill a run midway.
+func startIngest(_ arguments: [String], in directory: String, standardError: Any = FileHandle.nullDevice) throws
+    -> Process
+{
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: TestPaths.ingest)
+    process.arguments = arguments
+    process.environment = environmentWithoutProxies()
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = standardError
+    try process.run()
+    return process
+}

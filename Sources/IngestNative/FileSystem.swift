@@ -62,6 +62,35 @@ package struct FileStatus: Equatable, Sendable {
     }
 }
 
+/// Reads `length` bytes of the file at `path` from `offset` in chunks of at most `chunkSize`, handing each to `body`
+/// (one reused buffer, so memory stays bounded). Returns the bytes read — fewer than `length` when the file is
+/// shorter — and the size and mtime the open descriptor sees after the last read, so a caller can tell that the
+/// file changed meanwhile. `open`/`pread` failures throw `SystemError`; `body`'s errors are rethrown.
+package func readFileSlice(
+    path: String, offset: Int64, length: Int64, chunkSize: Int = 256 * 1024,
+    _ body: (UnsafeRawBufferPointer) throws -> Void
+) throws -> (read: Int64, size: Int64?, modified: Int64?) {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw SystemError(call: "open", path: path, errno: errno) }
+    defer { close(fd) }
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
+    defer { buffer.deallocate() }
+    var done: Int64 = 0
+    while done < length {
+        let got = pread(fd, buffer, Int(min(Int64(chunkSize), length - done)), off_t(offset + done))
+        if got < 0 {
+            if errno == EINTR { continue }
+            throw SystemError(call: "pread", path: path, errno: errno)
+        }
+        if got == 0 { break }
+        try body(UnsafeRawBufferPointer(start: buffer, count: got))
+        done += Int64(got)
+    }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { return (done, nil, nil) }
+    return (done, Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+}
+
 /// One name read from a directory. `name` is nil when the bytes are not valid UTF-8; `rawName` keeps them so the
 /// caller can still say which entry it was.
 package struct DirectoryEntry: Sendable {

@@ -492,43 +492,26 @@ struct S3Uploader: Sendable {
     func hashSlice(_ slice: HTTPBody.FileSlice, sha256 includeSHA256: Bool = true, md5 includeMD5: Bool = false)
         throws -> SliceDigest
     {
-        let fd = open(slice.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw fail(
-                "unreadable", "cannot read \(slice.path): \(SystemError(call: "open", path: slice.path, errno: errno))")
-        }
-        defer { close(fd) }
         var sha = SHA256()
         var md5 = Insecure.MD5()
-        let chunk = 256 * 1024
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        var done: Int64 = 0
-        while done < slice.size {
-            if let cancellation, cancellation.isCancelled {
-                throw ItemFailed.interrupted(stage: stage, reason: cancellation.reason, during: "hashing \(slice.path)")
+        let result: (read: Int64, size: Int64?, modified: Int64?)
+        do {
+            result = try readFileSlice(path: slice.path, offset: slice.offset, length: slice.size) { bytes in
+                if let cancellation, cancellation.isCancelled {
+                    throw ItemFailed.interrupted(
+                        stage: stage, reason: cancellation.reason, during: "hashing \(slice.path)")
+                }
+                if includeSHA256 { sha.update(bufferPointer: bytes) }
+                if includeMD5 { md5.update(bufferPointer: bytes) }
             }
-            let wanted = Int(min(Int64(chunk), slice.size - done))
-            let got = pread(fd, buffer, wanted, off_t(slice.offset + done))
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw fail(
-                    "unreadable",
-                    "cannot read \(slice.path): \(SystemError(call: "pread", path: slice.path, errno: errno))")
-            }
-            if got == 0 { throw fail("changed", "the file shrank while it was being uploaded") }
-            let bytes = UnsafeRawBufferPointer(start: buffer, count: got)
-            if includeSHA256 { sha.update(bufferPointer: bytes) }
-            if includeMD5 { md5.update(bufferPointer: bytes) }
-            done += Int64(got)
+        } catch let error as SystemError {
+            throw fail("unreadable", "cannot read \(slice.path): \(error)")
         }
-        var info = stat()
-        if fstat(fd, &info) == 0 {
-            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            let expected = slice.fileSize ?? slice.offset + slice.size
-            if Int64(info.st_size) != expected || modified != slice.modified {
-                throw fail("changed", "the file changed while it was being uploaded (size or modification time)")
-            }
+        if result.read < slice.size { throw fail("changed", "the file shrank while it was being uploaded") }
+        if let size = result.size, let modified = result.modified,
+            size != slice.fileSize ?? slice.offset + slice.size || modified != slice.modified
+        {
+            throw fail("changed", "the file changed while it was being uploaded (size or modification time)")
         }
         let shaDigest = includeSHA256 ? Array(sha.finalize()) : []
         return SliceDigest(

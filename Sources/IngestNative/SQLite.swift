@@ -234,3 +234,13 @@ extension SQLiteValue {
         }
     }
 }
+
+extension Database {
+    /// Closing the last connection then leaves the write-ahead log as it is, rather than folding it into the
+    /// database file (a checkpoint and its fsyncs, at the end of every run). SQLite still checkpoints as the log
+    /// grows (every 1,000 pages), and the next connection reads through the log.
+    package func keepWriteAheadLogOnClose() throws(SQLiteError) {
+        let code = ingest_sqlite_no_checkpoint_on_close(handle)
+        guard code == SQLITE_OK else { throw error("sqlite3_db_config(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE)", code) }
+    }
+}

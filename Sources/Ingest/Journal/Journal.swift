@@ -96,8 +96,12 @@ public final class Journal: @unchecked Sendable {
     /// last one, which the run writes itself as it ends, short.
     public var batchLimit = 500
     public var batchInterval = 0.5
+    /// Queued writes beyond which a worker writes them itself (the background writer is starved).
+    static let maxQueued = 20_000
 
     static let schemaVersion = "1"
+    /// Bytes the write-ahead log file is cut back to after a checkpoint.
+    static let walSizeLimit = 8 << 20
 
     /// Opens (creating it and its folder when `create` is true) the journal at `path`. A writer takes the lock.
     public init(path: String, writer: Bool = true, create: Bool = true) throws {
@@ -129,7 +133,10 @@ public final class Journal: @unchecked Sendable {
         do {
             database = try Database(path: path, create: create)
             database.setBusyTimeout(milliseconds: 5_000)
-            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            try database.keepWriteAheadLogOnClose()
+            try database.execute(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
+                    + "PRAGMA journal_size_limit=\(Journal.walSizeLimit);")
             // A run killed right after creating the file leaves it without tables: whoever opens it next adds them.
             let hasSchema = try !database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'files'").rows().isEmpty
             if writer || !hasSchema { try Journal.createSchema(database) }
@@ -216,7 +223,16 @@ public final class Journal: @unchecked Sendable {
         if pending.isEmpty { batchStarted = Date() }
         pending.append(operation)
         let due = pending.count >= batchLimit || Date().timeIntervalSince(batchStarted) >= batchInterval
+        let backlog = pending.count >= Journal.maxQueued
         queueLock.unlock()
+        if backlog {
+            // The background writer got no idle core for a long while (every core busy with other work): the
+            // worker writes the backlog itself rather than let memory grow.
+            lock.lock()
+            writeQueuedLocked()
+            lock.unlock()
+            return
+        }
         // Written by a thread of its own: a worker that wrote the batch itself would hold back its file's report,
         // and with it every later report and the run's window (the cores sit idle meanwhile).
         guard due else { return }
@@ -239,6 +255,10 @@ public final class Journal: @unchecked Sendable {
 
         init(journal: Journal) {
             let thread = Thread { [weak journal, self] in
+                // Records of local work can wait: this thread takes the cores only when the workers and the
+                // report writer leave them idle, instead of slowing them down (on 2 cores it had cost a quarter
+                // of a validate-only run). Whatever it has not written when the run ends, `commit` writes.
+                ThreadPriority.lowerCurrentThread()
                 while true {
                     self.condition.lock()
                     while !self.requested && !self.stopped {
@@ -250,11 +270,7 @@ public final class Journal: @unchecked Sendable {
                     let stop = self.stopped
                     self.condition.unlock()
                     guard !stop, let journal else { return }
-                    if write {
-                        journal.lock.lock()
-                        journal.writeQueuedLocked()
-                        journal.lock.unlock()
-                    }
+                    if write { journal.writeQueuedInSteps() }
                 }
             }
             thread.name = "ingest-journal-writer"
@@ -282,12 +298,46 @@ public final class Journal: @unchecked Sendable {
         inTransaction = true
     }
 
-    private func applyQueued() throws {
+    /// Applies the queued writes, the oldest first: all of them, or at most `limit`.
+    private func applyQueued(limit: Int = .max) throws {
         queueLock.lock()
-        let operations = pending
-        pending.removeAll(keepingCapacity: true)
+        let operations: [() throws -> Void]
+        if pending.count <= limit {
+            operations = pending
+            pending.removeAll(keepingCapacity: true)
+        } else {
+            operations = Array(pending.prefix(limit))
+            pending.removeFirst(limit)
+        }
         queueLock.unlock()
         for operation in operations { try operation() }
+    }
+
+    /// Writes of the background writer per transaction: the writer runs at the lowest priority, so while it holds
+    /// the write lock a worker that needs a barrier may wait for it; short transactions keep that wait short.
+    static let stepSize = 500
+
+    /// The background writer's work: the queue in transactions of `stepSize` writes, taking the lock for each.
+    private func writeQueuedInSteps() {
+        while true {
+            lock.lock()
+            queueLock.lock()
+            let queued = pending.count
+            queueLock.unlock()
+            if queued == 0 && !inTransaction {
+                lock.unlock()
+                return
+            }
+            do {
+                try beginLocked()
+                try applyQueued(limit: Journal.stepSize)
+                try commitLocked()
+            } catch {
+                rollbackLocked()
+                remember(error)
+            }
+            lock.unlock()
+        }
     }
 
     private func rollbackLocked() {
@@ -360,9 +410,11 @@ public final class Journal: @unchecked Sendable {
         if let failure { throw failure }
     }
 
-    /// Commits and folds the write-ahead log back into the database file, so it does not grow across runs.
-    /// A reader (`ingest status` beside a run) neither commits nor checkpoints: taking the write lock could hold up
-    /// the run's next batch.
+    /// Commits what is queued. The write-ahead log is not folded back into the database file here (that
+    /// checkpoint and its fsyncs were a fixed cost of every run): SQLite folds it as it grows past 1,000 pages,
+    /// `journal_size_limit` caps the file it leaves, and readers read through it.
+    /// A reader (`ingest status` beside a run) does not commit: taking the write lock could hold up the run's next
+    /// batch.
     public func close() throws {
         backgroundWriter?.stop()
         guard writerLock != nil else {
@@ -376,7 +428,6 @@ public final class Journal: @unchecked Sendable {
         readers.removeAll()
         queueLock.unlock()
         lock.lock()
-        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         // Another run may start now, even while this object lingers.
         writerLock = nil
         lock.unlock()
@@ -397,6 +448,8 @@ public final class Journal: @unchecked Sendable {
         init(path: String, snapshot: Bool) throws(SQLiteError) {
             database = try Database(path: path, create: false)
             database.setBusyTimeout(milliseconds: 5_000)
+            // Closing must not checkpoint: a reader beside a run would take the run's write lock to do it.
+            try database.keepWriteAheadLogOnClose()
             try database.execute("PRAGMA query_only=1")
             // During a run, what a reader needs (earlier runs' rows) does not change: one read transaction for the
             // run spares a lock and unlock (fcntl) per lookup.

@@ -11,6 +11,10 @@ Speaks the seed APIs exactly as ../shared/seeds/ show them (paths, JSON field na
   003      POST /api/v1/visit-transcripts/audio/upload/initiate   (Bearer auth; 409 for a second recording of a
                                                                    pet on one day)
            POST /api/v1/visit-transcripts/audio/upload/complete/{visit_id}
+Callbacks (001 analyze-video, 002 analyze, 003 complete) are idempotent as a real backend's "one completion per
+  upload": once one was accepted (2xx) for a resource (001's storage_path, 002's image_key, 003's visit_id), a repeat
+  is refused with 409 {"detail": "…already…"}. "callbacks" counts the accepted ones, "callback_repeats" the refused
+  repeats (per endpoint; 003's without the visit id).
 Upload targets:
   PUT  /signed/<path>?expires=<epoch>&sig=<hmac>   signed with the fixture's own HMAC; 403 "Request has expired"
   PUT  /<bucket>/<key>?X-Amz-...                   with --s3: a SigV4 presigned URL (Content-Type signed when the
@@ -41,6 +45,11 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "throttle", "bytes_per_second": 65536}         read the body slowly (a slow link), then answer
   {"action": "expired_ticket"}                              hand out a ticket whose URL has already expired
   {"action": "conflict"}                                    409 as 003's duplicate-recording answer
+  {"action": "act_then_reset"}                              process the request (counted, stored) as usual, then
+                                                            RST the connection instead of answering (an answer lost
+                                                            after the server acted); JSON POST routes only
+  {"action": "act_then_hang", "seconds": 30}                process it, then hold the answer that long (a client
+                                                            killed meanwhile never learns it was done)
 Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS] [--upstream URL]
                   [--s3 '{"endpoint": "http://127.0.0.1:8333", "access_key", "secret_key", "region", "bucket"}']
                   [--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-region R]] [--tls CERT KEY];
@@ -72,7 +81,8 @@ UPLOADS = {}              # multipart upload id -> {"key", "parts": {number: byt
 LOCK = threading.RLock()
 STATE = {
     "objects": {},        # key -> {"sha256", "size", "count", "content_type"}
-    "callbacks": {},      # endpoint -> count
+    "callbacks": {},      # endpoint -> accepted (2xx) callbacks
+    "callback_repeats": {},  # endpoint -> repeats refused with 409 (the resource's callback was accepted before)
     "tickets": {},        # endpoint -> count
     "requests": [],       # [method, path, status]
     "last_json": {},      # endpoint -> last JSON body received
@@ -90,6 +100,7 @@ URL_TTL = 900
 S3 = None                 # --s3: signed URLs are SigV4 presigned PUTs forwarded to this S3 server
 VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
 PET_DAY = {}              # (pet_id, date) -> visit_id
+COMPLETED = {}            # (endpoint, resource) -> when its callback was accepted: a repeat is refused with 409
 
 
 def sign(text):
@@ -134,6 +145,19 @@ def count(kind, name):
         STATE[kind][name] = STATE[kind].get(name, 0) + 1
 
 
+def accept_callback(endpoint, resource):
+    """True for the first callback for resource (counted under "callbacks"); False for a repeat (counted under
+    "callback_repeats"), which the caller refuses with 409. Checked and recorded at once, so two concurrent repeats
+    cannot both be accepted."""
+    with LOCK:
+        if (endpoint, resource) in COMPLETED:
+            STATE["callback_repeats"][endpoint] = STATE["callback_repeats"].get(endpoint, 0) + 1
+            return False
+        COMPLETED[(endpoint, resource)] = time.time()
+        STATE["callbacks"][endpoint] = STATE["callbacks"].get(endpoint, 0) + 1
+        return True
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "ingest-fixture/1"
@@ -142,11 +166,22 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     # ---- plumbing ----
+    act_fault = None      # an act_then_* fault: the request is processed, then its answer is lost or held
+
     def send(self, status, body=b"", content_type="application/json", headers=None):
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
         elif isinstance(body, str):
             body = body.encode()
+        fault, self.act_fault = self.act_fault, None
+        if fault and fault.get("action") == "act_then_reset":
+            with LOCK:
+                STATE["requests"].append([self.command, urlsplit(self.path).path, "reset after %d" % status])
+            return self.abort_connection()
+        if fault and fault.get("action") == "act_then_hang":
+            with LOCK:
+                STATE["requests"].append([self.command, urlsplit(self.path).path, "held %d" % status])
+            time.sleep(fault.get("seconds", 30))
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -192,6 +227,10 @@ class Handler(BaseHTTPRequestHandler):
             remaining -= len(chunk)
         with LOCK:
             STATE["requests"].append([self.command, urlsplit(self.path).path, "reset"])
+        self.abort_connection()
+
+    def abort_connection(self):
+        """Closes with RST (SO_LINGER 0): the client sees a broken connection and no answer."""
         self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         self.close_connection = True
         try:
@@ -513,7 +552,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(409, {"detail": "Audio recording already exists for pet injected today. Visit ID: %s"
                                    % uuid.uuid4()})
         expired = bool(fault and fault.get("action") == "expired_ticket")
-        if not expired and self.apply_fault(fault):
+        if fault and fault.get("action") in ("act_then_reset", "act_then_hang"):
+            self.act_fault = fault
+        elif not expired and self.apply_fault(fault):
             return
         body = self.read_json()
         if body is None:
@@ -534,12 +575,13 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, {"success": True, "upload_url": url, "storage_path": storage_path,
                                    "upload_info": {"upload_url": url, "storage_path": storage_path}})
         if path == "/api/analyze-video":                    # seed 001
-            count("callbacks", path)
             storage_path = body.get("storage_path")
             with LOCK:
                 stored = STATE["objects"].get(storage_path)
             if stored is None:
                 return self.send(404, {"detail": "no video at %s" % storage_path})
+            if not accept_callback(path, storage_path):
+                return self.send(409, {"detail": "Video %s was already submitted for analysis" % storage_path})
             return self.send(200, {"success": True, "analysis": {
                 "data_summary": "2 shots detected", "shots_detected": 2, "video_duration": 12.5,
                 "data_analysis": None}})
@@ -553,11 +595,12 @@ class Handler(BaseHTTPRequestHandler):
                                    "bucket_name": S3["bucket"] if S3 else "image-discerner-dev", "expires_in": URL_TTL,
                                    "content_type": "image/jpeg"})
         if path == "/analyze":                              # seed 002
-            count("callbacks", path)
             with LOCK:
                 stored = STATE["objects"].get(body.get("image_key"))
             if stored is None or body.get("bucket_name") != (S3["bucket"] if S3 else "image-discerner-dev"):
                 return self.send(404, {"error": "image not found"})
+            if not accept_callback(path, body.get("image_key")):
+                return self.send(409, {"detail": "Image %s was already analyzed" % body.get("image_key")})
             return self.send(200, {"success": True, "analysis_result": {"statusCode": 200, "body": {
                 "analysis_complete": True, "timestamp": datetime.datetime.utcnow().isoformat() + "Z",
                 "primary_subject": {"category": "commercial_vehicle", "subcategory": "delivery_van",
@@ -628,7 +671,6 @@ class Handler(BaseHTTPRequestHandler):
                 "s3_key": key, "bucket": bucket, "expires_in": URL_TTL})
         match = re.fullmatch(r"/api/v1/visit-transcripts/audio/upload/complete/([^/]+)", path)
         if match:
-            count("callbacks", "/api/v1/visit-transcripts/audio/upload/complete")
             visit = VISITS.get(match.group(1))
             if visit is None:
                 return self.send(404, {"detail": "Visit not found"})
@@ -638,6 +680,8 @@ class Handler(BaseHTTPRequestHandler):
             size = body.get("file_size_bytes")
             if size is not None and size != stored:
                 return self.send(400, {"detail": "file_size_bytes %r does not match %d" % (size, stored)})
+            if not accept_callback("/api/v1/visit-transcripts/audio/upload/complete", match.group(1)):
+                return self.send(409, {"detail": "Upload for visit %s was already completed" % match.group(1)})
             return self.send(200, {
                 "uuid": match.group(1), "pet_id": visit["pet_id"], "visit_date": int(time.time()), "full_text": "",
                 "audio_transcript_url": "https://helppetai-visit-recordings.s3.amazonaws.com/" + visit["s3_key"],

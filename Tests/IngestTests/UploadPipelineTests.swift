@@ -27,7 +27,8 @@ import Testing
         ((report["failures"] as? [[String: Any]]) ?? []).compactMap { $0["message"] as? String }
     }
 
-    /// Seed 001: ticket, streamed PUT to the signed URL, analysis callback with the storage path.
+    /// Seed 001: ticket, streamed PUT to the signed URL, analysis callback with the storage path (a 409, the
+    /// fixture's answer to a repeated callback, counts as done, as in pipelines/hockey-video-analyze.yml).
     static func hockeyPipeline(_ base: String, extra: String = "") -> String {
         """
         version: 1
@@ -43,6 +44,7 @@ import Testing
           - request:
               url: \(base)/api/analyze-video
               json: { user_id: "{{dir.name}}", storage_path: "{{ticket.upload_info.storage_path}}", age_group: "17+" }
+              on_conflict: done
               as: analysis
 
         """

@@ -208,6 +208,10 @@ final class TableReportWriter: ReportWriter {
                 words.append("\(label)=\(text)")
             }
         }
+        // Notes a stage left on a file that passed (`already done: the server answered 409 Conflict: …`).
+        if case .array(let notes)? = facts["notes"] {
+            words += notes.compactMap(\.stringValue).map { "(\($0))" }
+        }
         return words.joined(separator: " ")
     }
 }

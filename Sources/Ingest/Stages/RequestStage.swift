@@ -5,7 +5,7 @@ import IngestNative
 /// a file arrived (`analyze`, `complete/{visit_id}`). The JSON response is saved under `as:` for later templates.
 public struct RequestStage: Stage {
     public enum ConflictPolicy: String, OptionEnum, Sendable {
-        case skip, fail
+        case skip, fail, done
     }
 
     public struct Options: StageOptions, Sendable {
@@ -37,7 +37,13 @@ public struct RequestStage: Stage {
                 OptionField("expect", \.expect, doc: "Statuses that count as success.", default: "any 2xx"),
                 OptionField(
                     "on_conflict", \.onConflict,
-                    doc: "A 409 answer: `skip` the file (reported with the server's message) or `fail` it.",
+                    doc:
+                        "A 409 answer: `skip` the file (reported with the server's message), `fail` it, or count "
+                        + "the call as `done` (the file goes on; the answer is kept under `as:` and the report notes "
+                        + "\"already done\" with the server's message). `done` is for callbacks whose backend refuses a "
+                        + "repeat with 409 (\"already completed\"): a run resumed after a crash, or a retry after a "
+                        + "lost answer, cannot tell its own earlier call from anyone else's, so every 409 counts as "
+                        + "done, the first call's included. Not for tickets, where 409 refuses the request.",
                     default: "fail"),
                 OptionField(
                     "report", \.report,
@@ -121,7 +127,9 @@ public struct RequestStage: Stage {
         let outcome = try exchange.send(request)
         let response = outcome.response
         let expected = options.expect.map { $0.contains(response.status) } ?? (200...299).contains(response.status)
-        if !expected {
+        // A 409 counted as done: the server already has this call (a repeat after a crash or a lost answer).
+        let alreadyDone = !expected && response.status == 409 && options.onConflict == .done
+        if !expected && !alreadyDone {
             let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
             if response.status == 409 && options.onConflict == .skip {
                 return .skip(reason: "\(ServerMessage.statusLine(409))\(said)")
@@ -134,9 +142,14 @@ public struct RequestStage: Stage {
                 expected: options.expect.map { $0.map(String.init).joined(separator: ", ") } ?? "2xx",
                 actual: String(response.status))
         }
+        if alreadyDone {
+            let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
+            Self.addNote("already done: the server answered \(ServerMessage.statusLine(409))\(said)", to: item)
+        }
         if let name = context.resultName {
             let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
-            if text.isEmpty {
+            if text.isEmpty || (alreadyDone && (try? JSONValue.parse(response.body)) == nil) {
+                // A 409 that counts as done may explain itself in plain text: its status is the answer kept.
                 item.facts[name] = .object(["status": .int(Int64(response.status))])
             } else if let value = try? JSONValue.parse(response.body) {
                 // Templates read the answer as sent; reports get a copy without signatures and tokens.
@@ -154,6 +167,15 @@ public struct RequestStage: Stage {
             recordReportFields(from: (try? JSONValue.parse(response.body)).map(Redaction.json) ?? .null, on: item)
         }
         return .proceed
+    }
+
+    /// Adds a line to the fact `notes` (a list), which reports print with the file: a passed file that needs a word
+    /// of explanation (its call was already done).
+    static func addNote(_ note: String, to item: Item) {
+        var notes: [JSONValue] = []
+        if case .array(let existing)? = item.facts["notes"] { notes = existing }
+        notes.append(.string(note))
+        item.facts["notes"] = .array(notes)
     }
 
     /// Copies the `report:` fields of the (redacted) answer into the fact `report`, which the table prints; a field

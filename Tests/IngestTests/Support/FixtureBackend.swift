@@ -166,14 +166,16 @@ func makeSelfSignedCertificate(in folder: TemporaryFolder) throws -> (cert: Stri
 }
 
 /// Starts `ingest ARGUMENTS` in `directory` in the background with no proxies from the environment and its output
-/// discarded (`standardError` may be a Pipe to read it), for tests that signal or kill a run midway.
-func startIngest(_ arguments: [String], in directory: String, standardError: Any = FileHandle.nullDevice) throws
-    -> Process
-{
+/// discarded (`standardError` may be a Pipe to read it), for tests that signal or kill a run midway; `environment`
+/// adds variables (a seed pipeline's API base URL).
+func startIngest(
+    _ arguments: [String], in directory: String, standardError: Any = FileHandle.nullDevice,
+    environment: [String: String] = [:]
+) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: TestPaths.ingest)
     process.arguments = arguments
-    process.environment = environmentWithoutProxies()
+    process.environment = environmentWithoutProxies(environment)
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     process.standardOutput = FileHandle.nullDevice
     process.standardError = standardError

@@ -60,7 +60,7 @@ for column in 1 2; do
     printf '%s  no journal %6.3f s   journal %6.3f s   overhead %+.1f %% (target <= 5 %%)\n' "$label" "$a" "$b" \
         "$(echo "($b - $a) * 100 / $a" | bc -l)"
 done
-echo "journal size  $(du -k .ingest/journal.sqlite | cut -f1) KiB"
+echo "journal size  $(cat .ingest/journal.sqlite .ingest/journal.sqlite-wal 2>/dev/null | wc -c | awk '{printf "%d", $1 / 1024}') KiB (database file and write-ahead log)"
 
 echo "== resume a finished batch of $N files (median of $RUNS) =="
 for _ in $(seq "$RUNS"); do time_run; done >resume.txt

@@ -1,9 +1,6 @@
-#define _GNU_SOURCE
 #include "CIngestShims.h"
 #include <errno.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 #include <libavutil/display.h>
 #include <libavutil/time.h>
 #include <libavutil/channel_layout.h>
@@ -133,10 +130,4 @@ sqlite3_destructor_type ingest_sqlite_transient(void) { return SQLITE_TRANSIENT;
 
 int ingest_sqlite_no_checkpoint_on_close(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
-}
-
-int ingest_set_current_thread_nice(int nice) {
-    /* On Linux a thread is a task of its own: PRIO_PROCESS with its tid sets that thread's nice value alone. */
-    if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) != 0) return errno;
-    return 0;
 }

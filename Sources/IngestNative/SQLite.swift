@@ -28,6 +28,8 @@ package struct SQLiteError: Error, Equatable, Sendable, CustomStringConvertible 
     package var isDiskFull: Bool { code == SQLITE_FULL }
     /// Another connection holds the lock longer than the busy timeout.
     package var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
+    /// A UNIQUE, PRIMARY KEY or other constraint refused the row (only that statement was undone).
+    package var isConstraint: Bool { code == SQLITE_CONSTRAINT }
 }
 
 /// One value bound to or read from a statement.

@@ -57,6 +57,30 @@ import Testing
         #expect(throws: SQLiteError.self) { try Database(path: folder.path + "/missing/x.sqlite") }
     }
 
+    /// A new file's row is written by a plain INSERT; should a row exist after all, the write falls back to the
+    /// upsert instead of failing the batch (and with it every file the batch records).
+    @Test func aNewFilesRowThatExistsAlreadyIsUpdated() throws {
+        let folder = try TemporaryFolder("insert")
+        defer { folder.remove() }
+        let path = folder.path + "/journal.sqlite"
+        let journal = try Journal(path: path)
+        let start = Journal.Start(
+            root: "/media", relativePath: "a.txt", path: "media/a.txt", size: 3, modified: 1, inode: 7, sha256: nil,
+            pipeline: "p", configHash: "c", templateValues: [:], dedupeKey: nil, keepStages: false, existingID: nil)
+        try journal.finish(start, id: nil, state: .failed, failures: [], reason: nil, facts: [:])
+        try journal.commit()
+        try journal.finish(start, id: nil, state: .done, failures: [], reason: nil, facts: ["size": .int(3)])
+        try journal.commit()
+        let record = try #require(try journal.record(root: "/media", relativePath: "a.txt"))
+        #expect(record.state == .done)
+        #expect(record.attempts == 2)
+        #expect(record.facts == ["size": .int(3)])
+        #expect(record.templateValues.isEmpty)
+        try journal.close()
+        // The rows are in the write-ahead log, which close leaves in place: a new connection reads through it.
+        #expect(try Journal(path: path, writer: false, create: false).counts() == [.done: 1])
+    }
+
     @Test func secondRunSkipsEverythingAndAChangedFileIsRedone() throws {
         let folder = try TemporaryFolder("resume")
         defer { folder.remove() }

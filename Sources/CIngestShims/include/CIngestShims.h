@@ -9,7 +9,6 @@
  *    as swift-corelibs-foundation does.
  *  - SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift does not import;
  *    sqlite3_db_config is variadic.
- *  - A thread's own priority needs its kernel thread id (gettid), which Swift's Glibc does not import.
  */
 #include <stdint.h>
 #include <stddef.h>
@@ -84,10 +83,5 @@ sqlite3_destructor_type ingest_sqlite_transient(void);
 /// sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL): closing the last connection leaves the
 /// write-ahead log in place instead of folding it back into the database file.
 int ingest_sqlite_no_checkpoint_on_close(sqlite3 *db);
-
-/* ---- Threads ---- */
-
-/// Gives the calling thread (only it, not the process) the nice value `nice`; returns 0 or an errno value.
-int ingest_set_current_thread_nice(int nice);
 
 #endif

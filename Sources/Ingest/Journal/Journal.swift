@@ -92,11 +92,12 @@ public final class Journal: @unchecked Sendable {
     /// Identifies this run: a `running` row of another run that made no side effect holds no dedupe key.
     public let runID: String
 
-    /// Writes per transaction, and seconds a transaction stays open, before a commit. Small batches keep the
-    /// last one, which the run writes itself as it ends, short.
-    public var batchLimit = 500
+    /// Writes per transaction, and seconds a transaction stays open, before a commit. A row costs several times
+    /// less in a batch of thousands than in one of hundreds; the last batch, which the run writes itself as it
+    /// ends, stays short (about 10 ms).
+    public var batchLimit = 2_000
     public var batchInterval = 0.5
-    /// Queued writes beyond which a worker writes them itself (the background writer is starved).
+    /// Queued writes beyond which a worker writes them itself (the background writer fell behind).
     static let maxQueued = 20_000
 
     static let schemaVersion = "1"
@@ -226,8 +227,8 @@ public final class Journal: @unchecked Sendable {
         let backlog = pending.count >= Journal.maxQueued
         queueLock.unlock()
         if backlog {
-            // The background writer got no idle core for a long while (every core busy with other work): the
-            // worker writes the backlog itself rather than let memory grow.
+            // The background writer fell behind (every core busy with other work): the worker writes the backlog
+            // itself rather than let memory grow.
             lock.lock()
             writeQueuedLocked()
             lock.unlock()
@@ -255,10 +256,6 @@ public final class Journal: @unchecked Sendable {
 
         init(journal: Journal) {
             let thread = Thread { [weak journal, self] in
-                // Records of local work can wait: this thread takes the cores only when the workers and the
-                // report writer leave them idle, instead of slowing them down (on 2 cores it had cost a quarter
-                // of a validate-only run). Whatever it has not written when the run ends, `commit` writes.
-                ThreadPriority.lowerCurrentThread()
                 while true {
                     self.condition.lock()
                     while !self.requested && !self.stopped {
@@ -313,9 +310,9 @@ public final class Journal: @unchecked Sendable {
         for operation in operations { try operation() }
     }
 
-    /// Writes of the background writer per transaction: the writer runs at the lowest priority, so while it holds
-    /// the write lock a worker that needs a barrier may wait for it; short transactions keep that wait short.
-    static let stepSize = 500
+    /// Writes of the background writer per transaction: large batches cost far less per row (one commit, each
+    /// page written once) while a worker that needs a barrier waits for at most one of them.
+    static let stepSize = 2_000
 
     /// The background writer's work: the queue in transactions of `stepSize` writes, taking the lock for each.
     private func writeQueuedInSteps() {
@@ -683,6 +680,38 @@ public final class Journal: @unchecked Sendable {
         return try upsertStatement!.rows(values).first?.first?.int ?? 0
     }
 
+    /// The row of a file the journal did not have, written by a plain INSERT: the cheapest statement for the
+    /// commonest write (every file of a new batch that has no network stage). Empty facts and template values are
+    /// left NULL, which reads back as empty. False when a row turned out to exist; the caller then upserts.
+    private func insertNew(
+        _ start: Start, state: JournalState, failures: String?, reason: String?, facts: String?
+    ) throws(SQLiteError) -> Bool {
+        if insertStatement == nil {
+            insertStatement = try statement(
+                """
+                INSERT INTO files(root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash,
+                    state, attempts, template_values, dedupe_key, run_id, updated_at, failures, reason, facts)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+                """)
+        }
+        do {
+            try insertStatement!.run([
+                .text(start.root), .text(start.relativePath), .text(start.path), .integer(start.size),
+                .integer(start.modified), .integer(Int64(bitPattern: start.inode)),
+                start.sha256.map { .text($0) } ?? .null, .text(start.pipeline), .text(start.configHash),
+                .text(state.rawValue),
+                start.templateValues.isEmpty ? .null : .text(Journal.json(start.templateValues)),
+                (state == .failed ? nil : start.dedupeKey).map { .text($0) } ?? .null, .text(runID),
+                .integer(Journal.now), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
+                facts.map { .text($0) } ?? .null,
+            ])
+            return true
+        } catch  where error.isConstraint {
+            return false
+        }
+    }
+
+    private var insertStatement: Statement?
     private var upsertStatement: Statement?
     private var upsertWithoutIDStatement: Statement?
 
@@ -709,6 +738,13 @@ public final class Journal: @unchecked Sendable {
         enqueue { [self] in
             guard let fileID = id else {
                 // Never begun (no network stage ran): one statement writes the whole row.
+                if start.existingID == nil,
+                    try insertNew(
+                        start, state: state, failures: failureText, reason: reason,
+                        facts: facts.isEmpty ? nil : factsText)
+                {
+                    return
+                }
                 // An existing row keeps its id, so the id is only needed (and asked for) to clear old stages.
                 try upsert(
                     start, state: state, countAttempt: true, failures: failureText, reason: reason, facts: factsText,

@@ -181,7 +181,9 @@ public final class Runner: @unchecked Sendable {
         next: @escaping () -> InputEntry?, summary: inout RunSummary, onItem: (ItemReport) throws -> Void
     ) -> Error? {
         let workers = max(1, pipeline.concurrency)
-        let queue = WorkQueue(next: next, window: workers * 4)
+        // Reports wait here in path order. A roomy window keeps the workers going while the report writer or the
+        // journal's writer has the core (4 per worker left them waiting on it; a report is small).
+        let queue = WorkQueue(next: next, window: workers * 64)
         cancellation.onCancel { queue.cancel() }
         for number in 0..<workers {
             let thread = Thread { [self] in

@@ -228,27 +228,63 @@ import Testing
         #expect(try backend.counts("callback_repeats") == [seed.counted: 1])
     }
 
-    /// Not covered: seed 003's ticket (initiate) answered just before a kill is asked for again, and the backend's
-    /// one-recording-per-pet-per-day rule refuses it while the first ticket lives. The file is skipped with the
-    /// server's message (naming the visit), nothing is uploaded, and the next run keeps it skipped (README).
-    @Test func vetAudioTicketAnsweredBeforeAKillIsRefusedWhenAskedAgain() throws {
+    /// Seed 003's initiate acts (a visit, a live ticket) and its answer is lost to a reset: the retry's 409 may be
+    /// the server refusing that very call's repeat, so the file fails rather than being skipped as a duplicate.
+    @Test func vetAudioTicketWhoseAnswerWasLostFailsRatherThanSkips() throws {
         let backend = try FixtureBackend(bearer: "vet-jwt")
+        defer { backend.stop() }
+        let folder = try TemporaryFolder("seed003-ticket-reset")
+        defer { folder.remove() }
+        let seed = Self.seeds[2]
+        let initiate = "/api/v1/visit-transcripts/audio/upload/initiate"
+        try backend.setFaults(#"[{"method": "POST", "path": "\#(initiate)", "action": "act_then_reset", "times": 1}]"#)
+        let path = folder.path + "/" + seed.input
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + seed.sample, toPath: path)
+        let result = try runCommand(
+            TestPaths.ingest, ["run", TestPaths.root + "/pipelines/\(seed.pipeline).yml", "in"],
+            environment: environmentWithoutProxies(Self.environment(backend)), directory: folder.path)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(
+            result.stdout.contains("409 Conflict after 2 attempts: Audio recording already exists"), "\(result.stdout)")
+        #expect(result.stdout.contains("so the file is failed rather than skipped"), "\(result.stdout)")
+        #expect(try backend.counts("tickets") == [initiate: 2])
+        #expect(try backend.objects().isEmpty)
+    }
+
+    /// Seed 003's ticket (initiate) answered just before a kill is asked for again, and the backend's
+    /// one-recording-per-pet-per-day rule refuses it (409) while the first ticket lives. That 409 answers a call
+    /// the journal shows as cut short, so the file fails (it is not skipped as a duplicate, which would leave it
+    /// journaled as handled with nothing uploaded); once the first ticket expired, a later run uploads it.
+    @Test func vetAudioTicketAnsweredBeforeAKillFailsUntilItExpiresThenUploads() throws {
+        let ttl = 10.0
+        let backend = try FixtureBackend(bearer: "vet-jwt", urlTTL: Int(ttl))
         defer { backend.stop() }
         let folder = try TemporaryFolder("seed003-ticket-kill")
         defer { folder.remove() }
         let seed = Self.seeds[2]
         let initiate = "/api/v1/visit-transcripts/audio/upload/initiate"
         let faults = #"[{"method": "POST", "path": "\#(initiate)", "action": "act_then_hang", "seconds": 30}]"#
+        let issued = Date()
         let second = try Self.killThenResume(seed, faults: faults, in: folder, backend: backend) {
             (try? $0.counts("tickets"))?[initiate] == 1
         }
-        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        try #require(Date().timeIntervalSince(issued) < ttl, "the first ticket expired before the resumed run")
+        #expect(second.status == 1, "\(second.stdout)\(second.stderr)")
         #expect(
-            second.stdout.contains(
-                "skip  \(seed.input)  409 Conflict: Audio recording already exists for pet "),
-            "\(second.stdout)")
-        #expect(try backend.counts("tickets") == [initiate: 2])
+            second.stdout.contains("409 Conflict: Audio recording already exists for pet "), "\(second.stdout)")
+        #expect(second.stdout.contains("so the file is failed rather than skipped"), "\(second.stdout)")
         #expect(try backend.objects().isEmpty)
-        #expect(try backend.counts("callbacks").isEmpty)
+        // Once the ticket the killed run was given has expired, the backend renews it for the same visit.
+        Thread.sleep(forTimeInterval: max(0, ttl + 1 - Date().timeIntervalSince(issued)))
+        let third = try runCommand(
+            TestPaths.ingest, ["run", TestPaths.root + "/pipelines/\(seed.pipeline).yml", "in"],
+            environment: environmentWithoutProxies(Self.environment(backend)), directory: folder.path)
+        #expect(third.status == 0, "\(third.stdout)\(third.stderr)")
+        #expect(third.stdout.contains("ok    \(seed.input)"), "\(third.stdout)")
+        #expect(try backend.counts("tickets") == [initiate: 3])
+        #expect(try backend.objects().count == 1)
+        #expect(try backend.counts("callbacks") == [seed.counted: 1])
     }
 }

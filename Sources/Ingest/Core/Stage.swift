@@ -41,6 +41,10 @@ public struct StageContext: Sendable {
     /// the file being read once more afterwards. The runner sets it false for `--no-journal`.
     public var wantsContentHash = true
 
+    /// True when an earlier run started this stage for the file and never finished it (it was killed mid-call) or
+    /// failed it: what the stage sends may have reached the server already, so a 409 can be that call's echo.
+    public var mayHaveRunBefore = false
+
     public init(
         settings: RunSettings, resultName: String? = nil,
         progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil, position: Int? = nil,

@@ -248,6 +248,9 @@ public final class Runner: @unchecked Sendable {
         var start: Journal.Start
         var id: Int64?
         var restored: [Int: JournalStage]
+        /// Network stages an earlier run started and never finished (killed mid-call) or failed: their call may
+        /// have reached the server, which can answer a repeat with 409.
+        var cutShort: Set<Int> = []
     }
 
     private enum Preparation {
@@ -414,6 +417,7 @@ public final class Runner: @unchecked Sendable {
                 settings: settings, resultName: configured.resultName, progress: reportBytes, position: position,
                 cancellation: cancellation)
             context.wantsContentHash = journal != nil
+            context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
             let before = item.facts
             var outcome = StageOutcome.proceed
             var failures: [RuleFailure] = []
@@ -578,15 +582,20 @@ public final class Runner: @unchecked Sendable {
                 configHash: pipeline.configHash, templateValues: item.templateValues, dedupeKey: key,
                 keepStages: resuming, existingID: record?.id)
             var restored: [Int: JournalStage] = [:]
+            var cutShort: Set<Int> = []
             if resuming, let record {
-                for stage in try journal.stages(fileID: record.id) where stage.status == .done {
+                for stage in try journal.stages(fileID: record.id) {
                     guard stage.position < stages.count, stages[stage.position].name == stage.name,
                         stages[stage.position].usesNetwork
                     else { continue }
-                    restored[stage.position] = stage
+                    switch stage.status {
+                    case .done: restored[stage.position] = stage
+                    case .started, .failed: cutShort.insert(stage.position)
+                    case .skipped: break
+                    }
                 }
             }
-            return .run(JournaledFile(start: start, id: nil, restored: restored))
+            return .run(JournaledFile(start: start, id: nil, restored: restored, cutShort: cutShort))
         } catch let failure as ItemFailed {
             return failed(failure.failures)
         } catch {

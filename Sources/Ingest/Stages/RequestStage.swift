@@ -38,7 +38,9 @@ public struct RequestStage: Stage {
                 OptionField(
                     "on_conflict", \.onConflict,
                     doc:
-                        "A 409 answer: `skip` the file (reported with the server's message), `fail` it, or count "
+                        "A 409 answer: `skip` the file (reported with the server's message; but a 409 to a call that "
+                        + "may have been made before, by a run killed mid-call or an attempt whose answer was lost, "
+                        + "fails the file so a later run asks again), `fail` it, or count "
                         + "the call as `done` (the file goes on; the answer is kept under `as:` and the report notes "
                         + "\"already done\" with the server's message). `done` is for callbacks whose backend refuses a "
                         + "repeat with 409 (\"already completed\"): a run resumed after a crash, or a retry after a "
@@ -131,14 +133,24 @@ public struct RequestStage: Stage {
         let alreadyDone = !expected && response.status == 409 && options.onConflict == .done
         if !expected && !alreadyDone {
             let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
-            if response.status == 409 && options.onConflict == .skip {
+            // A 409 to a call that may have been made before (a killed run's, or an attempt whose answer was
+            // lost) can be the server refusing that very call's repeat: skipping would leave the file journaled
+            // as handled with nothing sent, so it fails and a later run asks again.
+            let echo = response.status == 409 && (context.mayHaveRunBefore || outcome.attempts > 1)
+            if response.status == 409 && options.onConflict == .skip && !echo {
                 return .skip(reason: "\(ServerMessage.statusLine(409))\(said)")
             }
             let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
+            let why =
+                echo && options.onConflict == .skip
+                ? "; an earlier attempt at this call (a run killed mid-call, or an answer lost) may be what the "
+                    + "server refers to, so the file is failed rather than skipped: run again once that is settled "
+                    + "(a backend that hands out one ticket per resource may refuse another until the first expires)"
+                : ""
             throw ItemFailed(
                 stage: Self.name, rule: "status",
                 message: "\(method) \(Redaction.url(request.url)) answered \(ServerMessage.statusLine(response.status))"
-                    + "\(attempts)\(said)",
+                    + "\(attempts)\(said)\(why)",
                 expected: options.expect.map { $0.map(String.init).joined(separator: ", ") } ?? "2xx",
                 actual: String(response.status))
         }

@@ -198,6 +198,42 @@ import Testing
         try next.close()
     }
 
+    /// Two workers, two copies of one content, at the same moment: the first claim of the dedupe key stands while
+    /// its worker holds the file's lease, though nothing of that file is journaled yet, so the second copy is a
+    /// duplicate. A key given back (its file failed before anything was sent) is free at once; the key of a worker
+    /// that stopped is free once its lease expired.
+    @Test func aDedupeKeyClaimedOnOneWorkerHoldsOnAnother() throws {
+        guard let server = try server() else { return }
+        let url = try server.createDatabase()
+        let first = try PostgresJournal(url: url, leaseSeconds: 30)
+        let second = try PostgresJournal(url: url, leaseSeconds: 30)
+        func claim(_ journal: PostgresJournal, _ key: String, _ name: String) throws -> String? {
+            try journal.claim(key: key, root: "/r", relativePath: name, path: "r/" + name, excluding: nil)
+        }
+        #expect(try first.lease(root: "/r", relativePath: "a.m4a") == .granted)
+        #expect(try second.lease(root: "/r", relativePath: "b.m4a") == .granted)
+        #expect(try claim(first, "k", "a.m4a") == nil)
+        #expect(try claim(second, "k", "b.m4a") == "r/a.m4a")
+        first.release(key: "k")
+        #expect(try claim(second, "k", "b.m4a") == nil)
+        #expect(try claim(first, "k", "a.m4a") == "r/b.m4a")
+
+        let stuck = try PostgresJournal(url: url, writer: true, leaseSeconds: 1, workLockPath: nil, renews: false)
+        #expect(try stuck.lease(root: "/r", relativePath: "c.m4a") == .granted)
+        #expect(try claim(stuck, "k2", "c.m4a") == nil)
+        #expect(try claim(second, "k2", "b.m4a") == "r/c.m4a")
+        var attempts = 0
+        while try claim(second, "k2", "b.m4a") != nil {
+            attempts += 1
+            try #require(attempts < 100, "the stopped worker's claim never lapsed")
+            usleep(100_000)
+        }
+        #expect(try claim(first, "k2", "a.m4a") == "r/b.m4a")
+        try stuck.close()
+        try first.close()
+        try second.close()
+    }
+
     /// Three `ingest run` workers share one tree of 300 files through the fixture backend; one is `kill -9`ed
     /// mid-run. The other two finish the batch, taking over the killed worker's files once their leases expire:
     /// every file is stored once, every callback is delivered once, no ticket is asked for twice except those the

@@ -609,8 +609,11 @@ public final class Journal: @unchecked Sendable {
 
     /// Claims `key` for the file at `path`: nil when it is now this file's, else the path of the file that holds
     /// it — one of this run, or a journaled file that is done, or failed after a request went out. Check and claim
-    /// are one step under a lock, so two workers cannot both take a key.
-    public func claim(key: String, path: String, excluding existingID: Int64?) throws -> String? {
+    /// are one step under a lock, so two workers cannot both take a key. (One run writes a SQLite journal at a
+    /// time, so the claims of this run are all there are.)
+    public func claim(
+        key: String, root: String, relativePath: String, path: String, excluding existingID: Int64?
+    ) throws -> String? {
         claimLock.lock()
         defer { claimLock.unlock() }
         if let holder = claims[key] { return holder == path ? nil : holder }

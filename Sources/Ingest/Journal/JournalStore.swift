@@ -17,7 +17,10 @@ public protocol JournalStore: AnyObject, Sendable {
 
     func knows(root: String) throws -> Bool
     func record(root: String, relativePath: String) throws -> JournalRecord?
-    func claim(key: String, path: String, excluding existingID: Int64?) throws -> String?
+    /// Claims a dedupe key for the file `relativePath` under `root` (opened as `path`): nil when it is now this
+    /// file's, else the path of the file that holds it.
+    func claim(key: String, root: String, relativePath: String, path: String, excluding existingID: Int64?) throws
+        -> String?
     func release(key: String)
     func begin(_ start: Journal.Start) throws -> Int64
     func finish(

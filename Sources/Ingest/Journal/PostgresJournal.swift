@@ -138,6 +138,12 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
             finished_at TIMESTAMPTZ,
             PRIMARY KEY(root, relative_path));
         CREATE INDEX IF NOT EXISTS ingest_leases_owner ON ingest_leases(owner) WHERE expires_at IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS ingest_claims(
+            dedupe_key TEXT PRIMARY KEY,
+            root TEXT COLLATE "C" NOT NULL,
+            relative_path TEXT COLLATE "C" NOT NULL,
+            path TEXT NOT NULL,
+            owner TEXT NOT NULL);
         COMMIT;
         """
 
@@ -403,20 +409,43 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
         workLock = nil
     }
 
-    public func claim(key: String, path: String, excluding existingID: Int64?) throws -> String? {
+    /// Claims `key` for a file this worker holds the lease on. A claim made by another worker stands while that
+    /// worker's lease on its file lives: two copies of one content started at the same moment on two machines
+    /// cannot both pass (the INSERT … ON CONFLICT is one atomic step in PostgreSQL), and a claim whose worker
+    /// stopped is taken over with its lease. Done files, and files that failed after a request went out, hold
+    /// their keys in `ingest_files` for good.
+    public func claim(
+        key: String, root: String, relativePath: String, path: String, excluding existingID: Int64?
+    ) throws -> String? {
         stateLock.lock()
         if let holder = claims[key] {
             stateLock.unlock()
             return holder == path ? nil : holder
         }
         stateLock.unlock()
-        let holder = try withConnection { connection in
-            try connection.execute(
+        let holder = try withConnection { connection -> String? in
+            let durable =
+                try connection.execute(
+                    """
+                    SELECT path FROM ingest_files WHERE dedupe_key = $1 AND id != $2
+                        AND (state = 'done' OR side_effects = 1) LIMIT 1
+                    """, [key, String(existingID ?? -1)]
+                ).first?.first ?? nil
+            if let durable { return durable }
+            let taken = try connection.execute(
                 """
-                SELECT path FROM ingest_files WHERE dedupe_key = $1 AND id != $2
-                    AND (state = 'done' OR side_effects = 1) LIMIT 1
-                """, [key, String(existingID ?? -1)]
-            ).first?.first ?? nil
+                INSERT INTO ingest_claims(dedupe_key, root, relative_path, path, owner) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (dedupe_key) DO UPDATE SET root = $2, relative_path = $3, path = $4, owner = $5
+                WHERE (ingest_claims.root = $2 AND ingest_claims.relative_path = $3)
+                    OR NOT EXISTS (
+                        SELECT 1 FROM ingest_leases AS lease
+                        WHERE lease.root = ingest_claims.root AND lease.relative_path = ingest_claims.relative_path
+                            AND lease.owner = ingest_claims.owner AND lease.expires_at > now())
+                RETURNING path
+                """, [key, root, relativePath, path, owner])
+            if !taken.isEmpty { return nil }
+            return try connection.execute("SELECT path FROM ingest_claims WHERE dedupe_key = $1", [key])
+                .first?.first ?? "a file another worker is ingesting"
         }
         if let holder { return holder }
         stateLock.lock()
@@ -428,8 +457,15 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
 
     public func release(key: String) {
         stateLock.lock()
-        claims[key] = nil
+        let path = claims.removeValue(forKey: key)
         stateLock.unlock()
+        // The file failed before anything left the machine: another copy may go ahead at once.
+        if let path {
+            _ = try? withConnection { connection in
+                try connection.execute(
+                    "DELETE FROM ingest_claims WHERE dedupe_key = $1 AND path = $2 AND owner = $3", [key, path, owner])
+            }
+        }
     }
 
     private func upsert(

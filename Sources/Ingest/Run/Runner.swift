@@ -568,7 +568,10 @@ public final class Runner: @unchecked Sendable {
                 _ = JournalTemplate.date(of: item)
             }
             let key = try pipeline.dedupe?.render(for: item, settings: settings)
-            if let key, let holder = try journal.claim(key: key, path: entry.path, excluding: record?.id) {
+            if let key,
+                let holder = try journal.claim(
+                    key: key, root: root, relativePath: entry.relativePath, path: entry.path, excluding: record?.id)
+            {
                 let reason = "duplicate of \(holder) (dedupe key '\(key)')"
                 try journal.recordWithoutWork(
                     root: root, relativePath: entry.relativePath, path: entry.path, pipeline: pipeline.name,

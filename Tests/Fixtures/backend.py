@@ -380,7 +380,9 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in answer.getheaders():
             if name.lower() not in ("connection", "keep-alive", "transfer-encoding", "content-length"):
                 self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
+        # A HEAD answer has no body but the object's length, which the client compares.
+        length = answer.getheader("Content-Length") if self.command == "HEAD" else None
+        self.send_header("Content-Length", length if length is not None else str(len(body)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)

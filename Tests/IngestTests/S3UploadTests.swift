@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 import Testing
 
 @testable import Ingest
@@ -146,6 +147,83 @@ import Testing
         let head = try server.curl(["-s", "-I", objectURL(key)])
         #expect(head.body.lowercased().contains("x-amz-meta-origin: in"), "\(head.body)")
         #expect(try openUploads().contains(prefix) == false)
+    }
+
+    /// A run killed after S3 stored the objects but before the journal recorded the uploads (simulated by setting
+    /// the journal back to "upload started"): the resumed run proves each upload done with a HEAD (the file's size,
+    /// and the ETag a single PUT or the 3-part multipart upload would produce) and sends nothing again. An object
+    /// that differs (same size, other bytes) is no proof: that file is uploaded anew.
+    @Test func aResumedUploadThatS3AlreadyHoldsIsNotSentAgain() throws {
+        let proxy = try FixtureBackend(upstream: server.endpoint)
+        defer { proxy.stop() }
+        let folder = try TemporaryFolder("s3-resume-head")
+        defer { folder.remove() }
+        let small = try writeRandomFile(folder.path + "/in/small.bin", size: 300_000, seed: 3)
+        let big = try writeRandomFile(folder.path + "/in/big.bin", size: 12 << 20, seed: 4)
+        let prefix = "resume-\(UUID().uuidString.prefix(8))"
+        let text = pipeline(
+            """
+                  key: "\(prefix)/{{file.name}}"
+                  part_size: 5MiB
+                  content_type: application/octet-stream
+            """
+        ).replacingOccurrences(of: "endpoint: \(server.endpoint)", with: "endpoint: \(proxy.base)")
+        let file = try folder.file("p.yml", text)
+        func run() throws -> (CommandResult, [[String: Any]]) {
+            let report = folder.path + "/report-\(UUID().uuidString.prefix(6)).jsonl"
+            let result = try runCommand(
+                ingest, ["run", file, "in", "--report", report, "-q"], environment: environment(),
+                directory: folder.path)
+            let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
+            return (
+                result, lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            )
+        }
+        /// What a `kill -9` right after the uploads would have left: the upload started, never recorded as done.
+        func cutShortAfterTheUploads() throws {
+            let journal = try Database(path: folder.path + "/.ingest/journal.sqlite", create: false)
+            try journal.execute(
+                "UPDATE stages SET status = 'started', outputs = NULL WHERE name = 'upload'; "
+                    + "UPDATE files SET state = 'running'")
+        }
+        /// Requests the proxy forwarded since `start`, as "METHOD path" (not the test's own reads of its state).
+        func requests(since start: Int) throws -> [String] {
+            try proxy.requests().dropFirst(start).map { "\($0[0]) \($0[1])" }.filter { !$0.hasSuffix("/_state") }
+        }
+
+        let (first, _) = try run()
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        try cutShortAfterTheUploads()
+        var start = try proxy.requests().count
+        let (second, reports) = try run()
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        let resumed = try requests(since: start).sorted()
+        #expect(
+            resumed == ["HEAD /\(bucket)/\(prefix)/big.bin", "HEAD /\(bucket)/\(prefix)/small.bin"], "\(resumed)")
+        for report in reports {
+            let facts = try #require(report["facts"] as? [String: Any])
+            let notes = facts["notes"] as? [String] ?? []
+            #expect(notes.first?.hasPrefix("already uploaded: S3 has s3://\(bucket)/\(prefix)/") == true, "\(report)")
+            let stored = try #require(facts["upload"] as? [String: Any])
+            #expect(stored["parts"] as? Int == ((report["path"] as? String)?.hasSuffix("big.bin") == true ? 3 : 0))
+        }
+
+        // The small object replaced by other bytes of the same size: its ETag no longer matches.
+        let other = try writeRandomFile(folder.path + "/other.bin", size: 300_000, seed: 5)
+        let put = try server.curl(["-T", other, objectURL("\(prefix)/small.bin")])
+        #expect(put.status == 200, "\(put.body)")
+        try cutShortAfterTheUploads()
+        start = try proxy.requests().count
+        let (third, _) = try run()
+        #expect(third.status == 0, "\(third.stdout)\(third.stderr)")
+        let redone = try requests(since: start).sorted()
+        #expect(
+            redone == [
+                "HEAD /\(bucket)/\(prefix)/big.bin", "HEAD /\(bucket)/\(prefix)/small.bin",
+                "PUT /\(bucket)/\(prefix)/small.bin",
+            ], "\(redone)")
+        try expectStoredCopy(of: small, at: "\(prefix)/small.bin", in: folder)
+        try expectStoredCopy(of: big, at: "\(prefix)/big.bin", in: folder)
     }
 
     @Test func wrongSecretFailsWithSignatureDoesNotMatch() throws {

@@ -111,3 +111,14 @@ public final class Item: @unchecked Sendable {
     /// Lower-cased extension without the dot (`mov`), empty when none.
     public var fileExtension: String { (fileName as NSString).pathExtension.lowercased() }
 }
+
+extension Item {
+    /// Adds a line to the fact `notes` (a list), which reports print with the file: a passed file that needs a word
+    /// of explanation (its call was already done, its object already stored).
+    func addNote(_ note: String) {
+        var notes: [JSONValue] = []
+        if case .array(let existing)? = facts["notes"] { notes = existing }
+        notes.append(.string(note))
+        facts["notes"] = .array(notes)
+    }
+}

@@ -156,7 +156,7 @@ public struct RequestStage: Stage {
         }
         if alreadyDone {
             let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
-            Self.addNote("already done: the server answered \(ServerMessage.statusLine(409))\(said)", to: item)
+            item.addNote("already done: the server answered \(ServerMessage.statusLine(409))\(said)")
         }
         if let name = context.resultName {
             let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -179,15 +179,6 @@ public struct RequestStage: Stage {
             recordReportFields(from: (try? JSONValue.parse(response.body)).map(Redaction.json) ?? .null, on: item)
         }
         return .proceed
-    }
-
-    /// Adds a line to the fact `notes` (a list), which reports print with the file: a passed file that needs a word
-    /// of explanation (its call was already done).
-    static func addNote(_ note: String, to item: Item) {
-        var notes: [JSONValue] = []
-        if case .array(let existing)? = item.facts["notes"] { notes = existing }
-        notes.append(.string(note))
-        item.facts["notes"] = .array(notes)
     }
 
     /// Copies the `report:` fields of the (redacted) answer into the fact `report`, which the table prints; a field

@@ -344,11 +344,7 @@ struct S3Uploader: Sendable {
     private func multipartUpload(
         path: String, status: FileStatus, url: String, headers: [(String, String)], progress: ((Int64) -> Void)?
     ) throws -> (etag: String, parts: Int) {
-        // Keep within 10,000 parts: raise the part size to whole MiB when the file needs it.
-        var size = partSize
-        let needed = (status.size + Self.maximumPartsMinusOne) / S3UploadOptions.maximumParts
-        if needed > size { size = (needed + (1 << 20) - 1) / (1 << 20) * (1 << 20) }
-        let count = Int((status.size + size - 1) / size)
+        let (size, count) = partLayout(fileSize: status.size)
 
         var createHeaders = headers
         if checksum == .sha256 { createHeaders.append(("x-amz-checksum-algorithm", "SHA256")) }
@@ -430,6 +426,60 @@ struct S3Uploader: Sendable {
         }
     }
 
+    /// The part size and count of a multipart upload of `fileSize` bytes: `part_size`, raised to whole MiB when
+    /// the file would need more than 10,000 parts.
+    func partLayout(fileSize: Int64) -> (size: Int64, count: Int) {
+        var size = partSize
+        let needed = (fileSize + Self.maximumPartsMinusOne) / S3UploadOptions.maximumParts
+        if needed > size { size = (needed + (1 << 20) - 1) / (1 << 20) * (1 << 20) }
+        return (size, Int((fileSize + size - 1) / size))
+    }
+
+    /// The object this upload would store, when S3 already holds it: after a run was cut short mid-upload (killed
+    /// after S3 stored the object but before the journal heard of it), a HEAD proves the upload done instead of
+    /// sending the file again. Proof is the file's size and the ETag this upload produces: the MD5 of the file for
+    /// a single PUT, or S3's MD5 of the parts' MD5s, "-" and the part count, for a multipart upload (the file is
+    /// read once to compute it, which costs far less than sending it). Anything else (no object, another size or
+    /// ETag, an encrypted object whose ETag is no MD5, a failed HEAD) is no proof: nil, and the file is uploaded.
+    func storedCopy(
+        path: String, key: String, contentType: String, cancellation: RunCancellation? = nil
+    ) -> S3UploadResult? {
+        var uploader = self
+        uploader.cancellation = cancellation
+        guard let status = try? FileStatus(path: path, followLinks: true) else { return nil }
+        let url = endpoint.objectURL(S3Location(bucket: bucket, key: key))
+        guard let (response, _) = try? uploader.send("HEAD", url), response.status == 200,
+            response.header("Content-Length").flatMap(Int64.init) == status.size,
+            let etag = response.header("ETag")?.trimmingCharacters(in: ["\""]).lowercased()
+        else { return nil }
+        var parts = 0
+        let expected: String
+        do {
+            if status.size <= threshold {
+                let whole = HTTPBody.FileSlice(path: path, size: status.size, modified: status.modified)
+                expected = try uploader.hashSlice(whole, sha256: false, md5: true).md5.hexString
+            } else {
+                let (size, count) = partLayout(fileSize: status.size)
+                var digests: [UInt8] = []
+                for index in 0..<count {
+                    let offset = Int64(index) * size
+                    let slice = HTTPBody.FileSlice(
+                        path: path, offset: offset, length: min(size, status.size - offset), fileSize: status.size,
+                        modified: status.modified)
+                    digests += try uploader.hashSlice(slice, sha256: false, md5: true).md5
+                }
+                expected = Array(Insecure.MD5.hash(data: digests)).hexString + "-\(count)"
+                parts = count
+            }
+        } catch {
+            return nil
+        }
+        guard etag == expected else { return nil }
+        return S3UploadResult(
+            bucket: bucket, key: key, etag: etag, size: status.size, parts: parts, location: url,
+            contentType: response.header("Content-Type") ?? contentType)
+    }
+
     /// Reports the bytes of one part sent so far (restarting with a retried part).
     final class ProgressObserver: HTTPBodyObserver {
         let report: (Int64) -> Void
@@ -483,7 +533,8 @@ struct S3Uploader: Sendable {
     struct SliceDigest {
         var sha256: String
         var sha256Base64: String
-        var md5Base64: String
+        var md5: [UInt8]
+        var md5Base64: String { Data(md5).base64EncodedString() }
     }
 
     /// SHA-256 (when `sha256`) and MD5 (when `md5`) of a file slice, read in 256 KiB chunks; fails when the file no
@@ -517,7 +568,7 @@ struct S3Uploader: Sendable {
         return SliceDigest(
             sha256: includeSHA256 ? shaDigest.hexString : "",
             sha256Base64: includeSHA256 ? Data(shaDigest).base64EncodedString() : "",
-            md5Base64: includeMD5 ? Data(Array(md5.finalize())).base64EncodedString() : "")
+            md5: includeMD5 ? Array(md5.finalize()) : [])
     }
 }
 
@@ -542,6 +593,14 @@ extension UploadStage {
             headers.append(("x-amz-meta-" + entry.name.lowercased(), value))
         }
         for entry in options.headers.entries { headers.append((entry.name, try entry.value.render(scope))) }
+        if context.mayHaveRunBefore,
+            let stored = s3.storedCopy(
+                path: item.artifact, key: key, contentType: contentType, cancellation: context.cancellation)
+        {
+            item.addNote("already uploaded: S3 has s3://\(stored.bucket)/\(key) with this file's size and ETag")
+            item.facts[context.resultName ?? Self.name] = stored.json
+            return .proceed
+        }
         let cached: String? = {
             if case .string(let sha) = item.templateValues["sha256"] { return sha }
             return nil

@@ -227,18 +227,19 @@ public final class Runner: @unchecked Sendable {
     /// Runs the stages on one entry. Never throws: whatever goes wrong becomes this file's failure. A file another
     /// worker holds (a shared journal) is reported as skipped.
     public func process(_ entry: InputEntry, id: Int = 0) -> ItemReport {
-        processOrDefer(entry, id: id)
+        processOrDefer(entry, id: id, keepingDeferred: false)
             ?? ItemReport(
                 path: entry.path, relativePath: entry.relativePath, status: .skipped,
                 skipReason: "being worked on by another worker")
     }
 
-    /// `process`, or nil when another worker holds the file's lease: it is kept to be asked for again.
-    private func processOrDefer(_ entry: InputEntry, id: Int) -> ItemReport? {
+    /// `process`, or nil when another worker holds the file's lease: `run` keeps such a file to ask for it again
+    /// (`keepingDeferred`); `process`, which has no later pass, reports it as skipped instead.
+    private func processOrDefer(_ entry: InputEntry, id: Int, keepingDeferred: Bool = true) -> ItemReport? {
         progress?.begin(id, path: entry.path)
         let report = runStages(entry, id: id)
         progress?.end(id, size: entry.size, failed: report?.status == .failed)
-        if report == nil { deferredLock.withLock { deferred.append(entry) } }
+        if report == nil && keepingDeferred { deferredLock.withLock { deferred.append(entry) } }
         return report
     }
 

@@ -107,18 +107,9 @@ import Testing
         defer { folder.remove() }
         try writeRandomFile(folder.path + "/in/carol/clip.mov", size: 300_000, seed: 3)
         let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
-        let process = try startIngest(["run", pipeline, "in", "-q"], in: folder.path)
-        var accepted = false
-        for _ in 0..<400 where process.isRunning {  // bounded by attempts: up to ~20 s on a loaded machine
-            if (try? backend.counts("callbacks"))?["/api/analyze-video"] == 1 {
-                accepted = true
-                break
-            }
-            usleep(50_000)
+        try killIngest(["run", pipeline, "in", "-q"], in: folder.path, at: "the callback") {
+            (try? backend.counts("callbacks"))?["/api/analyze-video"] == 1
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        try #require(accepted, "the server never received the callback")
 
         try backend.setFaults("[]")
         let second = try runCommand(
@@ -191,19 +182,10 @@ import Testing
         try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + seed.sample, toPath: path)
         let pipeline = TestPaths.root + "/pipelines/\(seed.pipeline).yml"
         try backend.setFaults(faults)
-        let process = try startIngest(
-            ["run", pipeline, "in", "-q"], in: folder.path, environment: environment(backend))
-        var reached = false
-        for _ in 0..<600 where process.isRunning {  // bounded by attempts: up to ~30 s on a loaded machine
-            if ready(backend) {
-                reached = true
-                break
-            }
-            usleep(50_000)
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        try #require(reached, "the run never reached the point to kill it at")
+        try killIngest(
+            ["run", pipeline, "in", "-q"], in: folder.path, environment: environment(backend), polls: 600,
+            at: "the point to kill it at"
+        ) { ready(backend) }
         try backend.setFaults("[]")
         return try runCommand(
             TestPaths.ingest, ["run", pipeline, "in"], environment: environmentWithoutProxies(environment(backend)),

@@ -555,19 +555,10 @@ import Testing
         defer { folder.remove() }
         _ = try writeRandomFile(folder.path + "/in/alice/clip.mov", size: 300_000, seed: 7)
         let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
-        let process = try startIngest(["run", pipeline, "in", "-q"] + journal, in: folder.path)
         // The callback (position 2) is journaled as started only after the upload was journaled as done.
-        var callbackStarted = false
-        for _ in 0..<400 where process.isRunning {  // bounded by attempts: up to ~20 s on a loaded machine
-            if let stages = try? stages(folder), stages.contains(where: { $0.position == 2 && $0.status == .started }) {
-                callbackStarted = true
-                break
-            }
-            usleep(50_000)
+        try killIngest(["run", pipeline, "in", "-q"] + journal, in: folder.path, at: "the callback") {
+            (try? stages(folder))?.contains(where: { $0.position == 2 && $0.status == .started }) == true
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        try #require(callbackStarted, "the run never reached the callback")
         let storedKeys = Array(try backend.objects().keys)
         try #require(storedKeys.count == 1, "stored: \(storedKeys)")
 

@@ -1,5 +1,6 @@
 import Foundation
 import IngestNative
+import Testing
 
 /// Tests/Fixtures/backend.py, started for one test on 127.0.0.1 with a port the kernel picks, with that test's
 /// faults; `state()` reads what it received (`GET /_state`), `stop()` ends it (the process this object started).
@@ -181,4 +182,25 @@ func startIngest(
     process.standardError = standardError
     try process.run()
     return process
+}
+
+/// Starts `ingest ARGUMENTS` as `startIngest` does and kills it with SIGKILL once `ready` holds, polling every
+/// 50 ms while it runs (bounded by `polls`: about 20 s on a loaded machine). A run that never got there fails the
+/// test, naming `point`, so a kill at the wrong moment cannot pass for the crash a test is about.
+func killIngest(
+    _ arguments: [String], in directory: String, environment: [String: String] = [:], polls: Int = 400,
+    at point: String, when ready: () -> Bool
+) throws {
+    let process = try startIngest(arguments, in: directory, environment: environment)
+    var reached = false
+    for _ in 0..<polls where process.isRunning {
+        if ready() {
+            reached = true
+            break
+        }
+        usleep(50_000)
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    try #require(reached, "the run never reached \(point)")
 }

@@ -71,6 +71,8 @@ package struct TranscodeError: Error, Sendable, CustomStringConvertible {
         case encode
         /// Writing the output failed.
         case output
+        /// `shouldStop` said so (the run is being stopped): the output is incomplete and must be thrown away.
+        case interrupted
     }
     package var kind: Kind
     package var message: String
@@ -90,12 +92,17 @@ package final class MediaTranscoder {
     private let input: MediaInput
     private let plan: TranscodePlan
     private let progress: ((Int64) -> Void)?
+    /// Asked every 16 packets: true ends the job with `TranscodeError.interrupted` (Ctrl-C during a long video).
+    private let shouldStop: (() -> Bool)?
     private var stats = TranscodeStats()
 
-    package init(input: MediaInput, plan: TranscodePlan, progress: ((Int64) -> Void)? = nil) {
+    package init(
+        input: MediaInput, plan: TranscodePlan, progress: ((Int64) -> Void)? = nil, shouldStop: (() -> Bool)? = nil
+    ) {
         self.input = input
         self.plan = plan
         self.progress = progress
+        self.shouldStop = shouldStop
     }
 
     /// Writes the output to `path` (a temp file the caller commits or removes). Throws `TranscodeError`.
@@ -201,6 +208,9 @@ package final class MediaTranscoder {
         while try readPacket(packet) {
             count += 1
             if count % 64 == 0 { progress?(input.bytesRead) }
+            if count % 16 == 0, let shouldStop, shouldStop() {
+                throw TranscodeError(.interrupted, "stopped after \(count) packets")
+            }
             let index = packet.streamIndex
             if let outIndex = copies[index], let timeBase = input.timeBase(ofStream: index) {
                 try outputCall { try output.write(packet, timeBase: timeBase, stream: outIndex) }

@@ -138,6 +138,41 @@ import Testing
         #expect(abs(try folder.duration(item.artifact) - 2) <= 1.0 / 25)
     }
 
+    /// Ctrl-C during a transcode: the run's cancellation stops the packet loop (it used to run to the end of the
+    /// file), the file fails as interrupted, and neither the output nor its temp file is left in the work folder.
+    @Test func aCancelledRunStopsTheTranscodeMidFile() throws {
+        let folder = try MediaFolder("video-cancel")
+        let input = try makeClip(folder, "long.mov", seconds: 20)
+        let item = folder.item(input)
+        let cancellation = RunCancellation()
+        var context = StageContext(
+            settings: RunSettings(workDirectory: folder.workDirectory, environment: [:]), cancellation: cancellation)
+        let total = item.size
+        let reports = ProgressReports()
+        // Cancelled once the transcode has read a tenth of the file: as a signal arriving mid-file would.
+        context.progress = { done, _ in
+            reports.record(done)
+            if done > total / 10 { cancellation.cancel(reason: "SIGINT") }
+        }
+        let error = #expect(throws: ItemFailed.self) {
+            _ = try stage { $0.mode = .transcode }.run(item, context: context)
+        }
+        let failure = try #require(error?.failures.first)
+        #expect(failure.rule == "interrupted", "\(failure)")
+        #expect(failure.message == "interrupted (SIGINT) during the transcode; the next run repeats it")
+        // Stopped well before the end of the file (the last progress report came at the cancel).
+        #expect(reports.last > total / 10 && reports.last < total / 2, "\(reports.last) of \(total)")
+        #expect(folder.filesInWork().isEmpty, "\(folder.filesInWork())")
+    }
+
+    /// The bytes read as the transcode last reported them (progress comes from the transcoding thread).
+    final class ProgressReports: @unchecked Sendable {
+        private let lock = NSLock()
+        private var latest: Int64 = 0
+        func record(_ done: Int64) { lock.withLock { latest = done } }
+        var last: Int64 { lock.withLock { latest } }
+    }
+
     @Test func corruptVideoFailsByDefaultAndLeavesNothing() throws {
         let folder = try MediaFolder("video-corrupt")
         let input = try makeClip(

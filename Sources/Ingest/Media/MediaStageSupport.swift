@@ -84,12 +84,17 @@ enum MediaStageSupport {
         do {
             try StillFile.makeDirectories((outputPath as NSString).deletingLastPathComponent)
             let temporary = try TemporaryOutputFile(finalPath: outputPath)
-            let stats = try MediaTranscoder(input: input, plan: plan) { done in
-                context.reportProgress(done: done, total: size)
-            }.run(to: temporary.temporaryPath)
+            let stats = try MediaTranscoder(
+                input: input, plan: plan, progress: { context.reportProgress(done: $0, total: size) },
+                shouldStop: { context.cancellation?.isCancelled ?? false }
+            ).run(to: temporary.temporaryPath)
             try temporary.commit()
             return stats
         } catch let error as TranscodeError {
+            if error.kind == .interrupted, let cancellation = context.cancellation {
+                // The unfinished output is a temp file, removed with `temporary`.
+                throw ItemFailed.interrupted(stage: stage, reason: cancellation.reason, during: "the transcode")
+            }
             throw ItemFailed(stage: stage, rule: error.kind.rawValue, message: error.message)
         } catch let error as SystemCallError {
             throw ItemFailed(stage: stage, rule: "output", message: "cannot write \(outputPath): \(error)")

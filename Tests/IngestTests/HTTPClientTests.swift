@@ -101,6 +101,28 @@ import Testing
         #expect(try backend.objects().isEmpty)
     }
 
+    /// `max_elapsed` leaves out time queued for a `rate` slot: a request that queued about 2 s (another file took
+    /// the slot), then met a 503 asking for a 1 s wait, is retried under a 2.5 s budget. Counted from its first
+    /// attempt it has used about 1 s; counted from when it began to queue, 3 s, and it gave up with the 503.
+    @Test func timeQueuedForARateSlotDoesNotCountTowardMaxElapsed() throws {
+        let backend = try FixtureBackend(
+            faults: #"""
+                [{"method": "POST", "path": "/api/upload-url", "action": "status", "status": 503, "retry_after": "1",
+                  "times": 1}]
+                """#)
+        defer { backend.stop() }
+        var options = NetworkOptions()
+        options.maxElapsed = DurationValue(seconds: 2.5)
+        let limiter = RateLimiter(rate: Rate(count: 1, window: 2))
+        limiter.acquire()  // another file's request, just now
+        let body = #"{"user_id": "u", "filename": "a.mov", "content_type": "video/quicktime"}"#
+        var request = HTTPRequest(method: "POST", url: backend.base + "/api/upload-url", body: .bytes(Array(body.utf8)))
+        request.headers = [("Content-Type", "application/json")]
+        let outcome = try Exchange(stage: "request", options: options, limiter: limiter).send(request)
+        #expect(outcome.response.status == 200, "\(outcome.response.bodyText)")
+        #expect(outcome.attempts == 2)
+    }
+
     @Test func retryAfterParsesSecondsAndDates() {
         #expect(Exchange.parseRetryAfter("3") == 3)
         #expect(Exchange.parseRetryAfter("soon") == nil)

@@ -92,7 +92,10 @@ public struct NetworkOptions: Sendable {
                 default: "3"),
             OptionField(
                 "max_elapsed", path.appending(path: \.maxElapsed),
-                doc: "No retry starts after this much time on one file's request (waits included).", default: "600s"),
+                doc:
+                    "No retry starts after this much time on one file's request, from its first attempt (retry waits "
+                    + "included; time queued for a `rate` slot is not).",
+                default: "600s"),
             OptionField(
                 "backoff", path.appending(path: \.backoff),
                 doc: "First retry delay; doubled per attempt, with full jitter, capped at 60s. `Retry-After` wins.",
@@ -153,13 +156,19 @@ struct Exchange {
 
     /// `makeRequest(attempt)` builds each attempt's request (attempt counts from 1).
     func send(observer: HTTPBodyObserver? = nil, makeRequest: (Int) throws -> HTTPRequest) throws -> Outcome {
-        let started = Date()
+        // `max_elapsed` counts from the first attempt and leaves out time queued for a `rate` slot: in a batch paced
+        // at 10/hour a file may queue for an hour before it is sent, which is no reason to retry it less.
+        var started: Date?
+        var queued: TimeInterval = 0
+        func elapsed() -> TimeInterval { Date().timeIntervalSince(started ?? Date()) - queued }
         var attempt = 0
         while true {
             attempt += 1
+            let queuing = Date()
             if limiter?.acquire(cancellation: cancellation) == false || cancellation?.isCancelled == true {
                 throw ItemFailed.interrupted(stage: stage, reason: cancellation?.reason, during: "a request's wait")
             }
+            if started == nil { started = Date() } else { queued += Date().timeIntervalSince(queuing) }
             // Built (and signed) after the waits, so its date is the moment it goes out.
             let request = try makeRequest(attempt)
             func interrupted() -> ItemFailed {
@@ -180,9 +189,7 @@ struct Exchange {
                 } else {
                     delay = jitter(attempt)
                 }
-                if attempt >= options.maxAttempts
-                    || Date().timeIntervalSince(started) + delay > options.maxElapsed.seconds
-                {
+                if attempt >= options.maxAttempts || elapsed() + delay > options.maxElapsed.seconds {
                     return Outcome(response: response, attempts: attempt)
                 }
             case .failure(let error):
@@ -193,9 +200,7 @@ struct Exchange {
                     )
                 }
                 delay = jitter(attempt)
-                if attempt >= options.maxAttempts
-                    || Date().timeIntervalSince(started) + delay > options.maxElapsed.seconds
-                {
+                if attempt >= options.maxAttempts || elapsed() + delay > options.maxElapsed.seconds {
                     throw ItemFailed(
                         stage: stage, rule: "network",
                         message: "\(request.method) \(Redaction.url(request.url)): \(Redaction.text(error.description))"

@@ -36,6 +36,7 @@ public struct S3UploadOptions: Sendable {
     public var multipartThreshold: ByteSize?
     public var payloadSigning = S3PayloadSigning.signed
     public var checksum = S3PartChecksum.md5
+    public var partConcurrency = 4
     public init() {}
 
     /// S3's limits: parts of 5 MiB … 5 GiB (the last may be smaller), at most 10,000 of them; one PUT ≤ 5 GiB.
@@ -91,6 +92,12 @@ public struct S3UploadOptions: Sendable {
                 "checksum", path.appending(path: \.checksum),
                 doc: "s3: each multipart part's checksum: `md5` (Content-MD5) or `sha256` (x-amz-checksum-sha256).",
                 default: "md5"),
+            OptionField(
+                "part_concurrency", path.appending(path: \.partConcurrency),
+                doc:
+                    "s3: multipart parts in flight at once (1–16), each read, hashed and sent by a thread of its own: "
+                    + "one part's hashing overlaps another's transfer, and the store works on several at once.",
+                default: "4"),
         ]
     }
 
@@ -104,6 +111,7 @@ public struct S3UploadOptions: Sendable {
         if secretAccessKey != nil { names.append("secret_access_key") }
         if !metadata.entries.isEmpty { names.append("metadata") }
         if multipartThreshold != nil { names.append("multipart_threshold") }
+        if partConcurrency != 4 { names.append("part_concurrency") }
         return names
     }
 
@@ -127,6 +135,9 @@ public struct S3UploadOptions: Sendable {
         }
         if let threshold = multipartThreshold, threshold.bytes > Self.maximumPartSize {
             throw node.error("multipart_threshold must be at most 5GiB (S3's limit for one PUT), found \(threshold)")
+        }
+        if !(1...16).contains(partConcurrency) {
+            throw node.error("part_concurrency must be between 1 and 16, found \(partConcurrency)")
         }
     }
 
@@ -209,6 +220,8 @@ struct S3Uploader: Sendable {
     let threshold: Int64
     let payloadSigning: S3PayloadSigning
     let checksum: S3PartChecksum
+    /// Parts in flight at once.
+    var partConcurrency: Int
     let network: NetworkOptions
     let limiter: RateLimiter?
     /// Called after each part is stored (tests use it to change the file in the middle of an upload).
@@ -231,6 +244,7 @@ struct S3Uploader: Sendable {
         threshold = options.multipartThreshold?.bytes ?? options.partSize.bytes
         payloadSigning = options.payloadSigning
         checksum = options.checksum
+        partConcurrency = options.partConcurrency
         self.network = network
         self.limiter = limiter
     }
@@ -359,39 +373,37 @@ struct S3Uploader: Sendable {
         }
         let uploadQuery = "uploadId=" + AWSURI.encode(uploadID)
         do {
-            var completed: [(number: Int, etag: String, checksum: String?)] = []
-            for index in 0..<count {
-                if let cancellation, cancellation.isCancelled {
-                    throw ItemFailed.interrupted(
-                        stage: stage, reason: cancellation.reason,
-                        during: "the multipart upload of \(Redaction.url(url))")
+            // `partConcurrency` threads take the parts in order, each reading, hashing and sending its part; the
+            // first failure stops them taking more, and the upload is aborted below.
+            let parts = PartQueue(count: count)
+            let sent = SentBytes()
+            let sendPart = { (index: Int) throws -> (etag: String, checksum: String?) in
+                try self.uploadPart(
+                    index, of: count, size: size, path: path, status: status, url: url, uploadQuery: uploadQuery,
+                    progress: progress.map { report in { sent.set(index, $0, report: report) } })
+            }
+            let workers = min(partConcurrency, count)
+            let finished = DispatchGroup()
+            for _ in 0..<workers {
+                finished.enter()
+                let thread = Thread {
+                    defer { finished.leave() }
+                    while let index = parts.next() {
+                        do {
+                            parts.store(index, try sendPart(index))
+                        } catch {
+                            parts.fail(error)
+                            return
+                        }
+                    }
                 }
-                let number = index + 1
-                let offset = Int64(index) * size
-                let slice = HTTPBody.FileSlice(
-                    path: path, offset: offset, length: min(size, status.size - offset), fileSize: status.size,
-                    modified: status.modified)
-                let digest = try hashSlice(
-                    slice, sha256: checksum == .sha256 || payloadSigning == .signed, md5: checksum == .md5)
-                var partHeaders: [(String, String)] = []
-                var partChecksum: String?
-                switch checksum {
-                case .md5: partHeaders.append(("Content-MD5", digest.md5Base64))
-                case .sha256:
-                    partChecksum = digest.sha256Base64
-                    partHeaders.append(("x-amz-checksum-sha256", digest.sha256Base64))
-                }
-                let payload: SigV4Payload = payloadSigning == .signed ? .sha256(digest.sha256) : .unsigned
-                let partURL = "\(url)?partNumber=\(number)&\(uploadQuery)"
-                let (response, attempts) = try send(
-                    "PUT", partURL, headers: partHeaders, payload: payload, body: HTTPBody(file: slice),
-                    observer: progress.map { report in ProgressObserver { report(offset + $0) } })
-                guard response.status == 200, let etag = response.header("ETag") else {
-                    throw refused(
-                        "UploadPart \(number) of \(count) for \(Redaction.url(url))", response, attempts: attempts)
-                }
-                completed.append((number, etag, partChecksum))
-                try afterPart?(number)
+                thread.name = "ingest-s3-part"
+                thread.start()
+            }
+            finished.wait()
+            if let error = parts.failure { throw error }
+            let completed = parts.results.enumerated().map {
+                (number: $0.offset + 1, etag: $0.element.etag, checksum: $0.element.checksum)
             }
             // The last part's read checked size and mtime; check once more before S3 assembles the object.
             if let now = try? FileStatus(path: path, followLinks: true),
@@ -478,6 +490,91 @@ struct S3Uploader: Sendable {
         return S3UploadResult(
             bucket: bucket, key: key, etag: etag, size: status.size, parts: parts, location: url,
             contentType: response.header("Content-Type") ?? contentType)
+    }
+
+    /// Reads, hashes and sends part `index` (0-based) of a multipart upload; returns its ETag and checksum.
+    private func uploadPart(
+        _ index: Int, of count: Int, size: Int64, path: String, status: FileStatus, url: String, uploadQuery: String,
+        progress: ((Int64) -> Void)?
+    ) throws -> (etag: String, checksum: String?) {
+        if let cancellation, cancellation.isCancelled {
+            throw ItemFailed.interrupted(
+                stage: stage, reason: cancellation.reason, during: "the multipart upload of \(Redaction.url(url))")
+        }
+        let number = index + 1
+        let offset = Int64(index) * size
+        let slice = HTTPBody.FileSlice(
+            path: path, offset: offset, length: min(size, status.size - offset), fileSize: status.size,
+            modified: status.modified)
+        let digest = try hashSlice(
+            slice, sha256: checksum == .sha256 || payloadSigning == .signed, md5: checksum == .md5)
+        var partHeaders: [(String, String)] = []
+        var partChecksum: String?
+        switch checksum {
+        case .md5: partHeaders.append(("Content-MD5", digest.md5Base64))
+        case .sha256:
+            partChecksum = digest.sha256Base64
+            partHeaders.append(("x-amz-checksum-sha256", digest.sha256Base64))
+        }
+        let payload: SigV4Payload = payloadSigning == .signed ? .sha256(digest.sha256) : .unsigned
+        let partURL = "\(url)?partNumber=\(number)&\(uploadQuery)"
+        let (response, attempts) = try send(
+            "PUT", partURL, headers: partHeaders, payload: payload, body: HTTPBody(file: slice),
+            observer: progress.map { ProgressObserver($0) })
+        guard response.status == 200, let etag = response.header("ETag") else {
+            throw refused("UploadPart \(number) of \(count) for \(Redaction.url(url))", response, attempts: attempts)
+        }
+        try afterPart?(number)
+        return (etag, partChecksum)
+    }
+
+    /// The parts of one multipart upload, handed out in order to the threads that send them; keeps each part's
+    /// result and the first failure (after which no part is handed out).
+    final class PartQueue: @unchecked Sendable {
+        private let lock = NSLock()
+        private var nextIndex = 0
+        private let count: Int
+        private var stored: [(etag: String, checksum: String?)?]
+        private var firstFailure: Error?
+
+        init(count: Int) {
+            self.count = count
+            stored = Array(repeating: nil, count: count)
+        }
+
+        func next() -> Int? {
+            lock.withLock {
+                guard firstFailure == nil, nextIndex < count else { return nil }
+                defer { nextIndex += 1 }
+                return nextIndex
+            }
+        }
+
+        func store(_ index: Int, _ result: (etag: String, checksum: String?)) {
+            lock.withLock { stored[index] = result }
+        }
+
+        func fail(_ error: Error) { lock.withLock { if firstFailure == nil { firstFailure = error } } }
+
+        var failure: Error? { lock.withLock { firstFailure } }
+        /// Every part's result, in part order (call once all parts are stored).
+        var results: [(etag: String, checksum: String?)] { lock.withLock { stored.compactMap { $0 } } }
+    }
+
+    /// Bytes sent of a multipart upload, the parts in flight together: what the progress display shows.
+    final class SentBytes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var perPart: [Int: Int64] = [:]
+        private var total: Int64 = 0
+
+        func set(_ part: Int, _ bytes: Int64, report: (Int64) -> Void) {
+            let now = lock.withLock { () -> Int64 in
+                total += bytes - (perPart[part] ?? 0)
+                perPart[part] = bytes
+                return total
+            }
+            report(now)
+        }
     }
 
     /// Reports the bytes of one part sent so far (restarting with a retried part).
@@ -605,16 +702,44 @@ extension UploadStage {
             if case .string(let sha) = item.templateValues["sha256"] { return sha }
             return nil
         }()
-        let observer = DigestObserver(
-            mode: cached == nil && UploadStage.hashesWhileSending(item, context: context) ? .background : .countOnly)
+        let wantsHash = cached == nil && UploadStage.hashesWhileSending(item, context: context)
         let total = (try? FileStatus(path: item.artifact, followLinks: true))?.size
+        // A multipart upload sends parts out of order, so the journal's SHA-256 cannot ride along: it is computed
+        // on a thread of its own meanwhile, rather than by reading the file once more after the upload.
+        let multipartHash = wantsHash && (total ?? 0) > s3.threshold ? BackgroundSHA256(path: item.artifact) : nil
+        let observer = DigestObserver(mode: wantsHash && multipartHash == nil ? .background : .countOnly)
         let report: (Int64) -> Void = { context.reportProgress(done: $0, total: total) }
         observer.progress = report
         let result = try s3.upload(
             path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
             observer: observer, progress: report, cancellation: context.cancellation)
         if cached == nil, result.parts == 0, observer.count == result.size { observer.store(on: item) }
+        if let sha256 = multipartHash?.wait() {
+            item.knownSHA256 = sha256
+            item.templateValues["sha256"] = .string(sha256)
+        }
         item.facts[context.resultName ?? Self.name] = result.json
         return .proceed
+    }
+}
+
+/// The SHA-256 of a file, computed on a thread of its own while the caller does something else with the file.
+final class BackgroundSHA256: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var digest: String?
+
+    init(path: String) {
+        let thread = Thread { [self] in
+            digest = try? ContentHash.sha256(path: path, stage: "upload")
+            done.signal()
+        }
+        thread.name = "ingest-sha256"
+        thread.start()
+    }
+
+    /// The hex digest, once computed; nil when the file could not be read (the journal then reads it itself).
+    func wait() -> String? {
+        done.wait()
+        return digest
     }
 }

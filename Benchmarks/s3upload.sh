@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # S3 upload benchmark: `ingest run` with `upload: { method: s3 }` (multipart, 8 MiB parts) of one big file to a local
 # SeaweedFS (real SigV4 checks), against `curl --aws-sigv4 -T` (one PUT, UNSIGNED-PAYLOAD) of the same file, in the
-# same run, then the same file by `method: s3-post` (a form from `ingest presign post`). Prints throughput, the ratio,
+# same run, then the same file by `method: s3-post` (a form from `ingest presign post`) against `curl -F` posting
+# that form. Prints throughput, the ratio,
 # and peak RSS (GNU time %M), with `ingest schema` as the baseline: the RSS of merely loading the binary and its
 # libraries.
 # Usage: bash Benchmarks/s3upload.sh [SIZE_MIB]   (default 2048)
@@ -114,6 +115,16 @@ secs=$(echo "$(now) - $start" | bc -l)
 rss=$(tail -1 "$WORK/post.time")
 printf '  ingest s3-post (one form): %6.2f s  %7.1f MiB/s  peak RSS %6d KiB (%+d KiB over baseline)  curl/ingest time %.2f\n' \
     "$secs" "$(echo "$mib / $secs" | bc -l)" "$rss" "$((rss - baseline))" "$(echo "$curl_s / $secs" | bc -l)"
+# The peer for the form: curl posting the same fields (in order, as strings) and then the file, to the same URL.
+mapfile -d '' form_args < <(echo "$post_fields" | python3 -c '
+import json, sys
+for name, value in json.load(sys.stdin).items():
+    sys.stdout.write("--form-string\0%s=%s\0" % (name, value))')
+start=$(now)
+curl -sS -f -o /dev/null "${form_args[@]}" -F "file=@$WORK/in/bench/big.bin" "$post_url"
+form_s=$(echo "$(now) - $start" | bc -l)
+printf '  curl -F (the same form) : %6.2f s  %7.1f MiB/s  curl-form/ingest time %.2f\n' \
+    "$form_s" "$(echo "$mib / $form_s" | bc -l)" "$(echo "$form_s / $secs" | bc -l)"
 
 expected=$(sha256sum "$WORK/in/bench/big.bin" | cut -c1-64)
 got=$(s3curl -f "$ENDPOINT/bench/signed/big.bin" | sha256sum | cut -c1-64)

@@ -319,19 +319,28 @@ import Testing
         #expect(objects.values.first?["sha256"] as? String == (try sha256sum(path)))
     }
 
-    /// A 4xx with an S3 XML error body: the failure shows the status and S3's Code and Message.
-    @Test func s3ErrorBodyIsShownWithCodeAndMessage() throws {
-        let backend = try FixtureBackend()
-        let folder = try TemporaryFolder("xml-error")
+    /// Seed 001's pipeline on one small file with the upload URL template replaced by `uploadURL`; the run must
+    /// fail: returns the file's first failure.
+    func failureOfAHockeyRun(
+        uploadURL: String, backend: FixtureBackend, _ name: String
+    ) throws -> [String: Any] {
+        let folder = try TemporaryFolder(name)
         defer { folder.remove() }
         try writeRandomFile(folder.path + "/in/u/a.mov", size: 1000)
-        // A tampered signature: the fixture answers as S3 does.
         let pipeline = UploadPipelineTests.hockeyPipeline(backend.base).replacingOccurrences(
-            of: "{{ticket.upload_info.upload_url}}", with: "{{ticket.upload_info.upload_url}}0")
+            of: "{{ticket.upload_info.upload_url}}", with: uploadURL)
         let (result, reports) = try run(pipeline, [folder.path + "/in"], in: folder)
         #expect(result.status == 1)
         let report = try #require(reports.first)
-        let failure = try #require(failures(report).first)
+        return try #require(failures(report).first)
+    }
+
+    /// A 4xx with an S3 XML error body: the failure shows the status and S3's Code and Message.
+    @Test func s3ErrorBodyIsShownWithCodeAndMessage() throws {
+        let backend = try FixtureBackend()
+        // A tampered signature: the fixture answers as S3 does.
+        let failure = try failureOfAHockeyRun(
+            uploadURL: "{{ticket.upload_info.upload_url}}0", backend: backend, "xml-error")
         #expect(failure["rule"] as? String == "status")
         let message = failure["message"] as? String ?? ""
         #expect(
@@ -344,15 +353,8 @@ import Testing
     /// A ticket whose upload URL is not a URL (a storage path) fails the file before anything is sent, saying so.
     @Test func uploadURLThatIsNotAURLIsRefused() throws {
         let backend = try FixtureBackend()
-        let folder = try TemporaryFolder("not-a-url")
-        defer { folder.remove() }
-        try writeRandomFile(folder.path + "/in/u/a.mov", size: 1000)
-        let pipeline = UploadPipelineTests.hockeyPipeline(backend.base).replacingOccurrences(
-            of: "{{ticket.upload_info.upload_url}}", with: "{{ticket.upload_info.storage_path}}")
-        let (result, reports) = try run(pipeline, [folder.path + "/in"], in: folder)
-        #expect(result.status == 1)
-        let report = try #require(reports.first)
-        let failure = try #require(failures(report).first)
+        let failure = try failureOfAHockeyRun(
+            uploadURL: "{{ticket.upload_info.storage_path}}", backend: backend, "not-a-url")
         #expect(failure["rule"] as? String == "refused", "\(failure)")
         #expect(
             (failure["message"] as? String).map {

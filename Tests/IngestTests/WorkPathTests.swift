@@ -170,19 +170,20 @@ import Testing
         #expect(folder.filesInWork().isEmpty)
     }
 
-    /// Two `jpeg` stages (a resize, then a recompress) in one pipeline: each writes its own work file, the second
-    /// reads the first's, and what is uploaded is the second's. They shared one path before, so the second wrote
-    /// over its own input.
-    @Test func twoJpegStagesEachWriteTheirOwnFile() throws {
-        let folder = try MediaFolder("work-two-jpeg")
+    /// One input made by `ffmpeg INPUT` in `in/`, run through `first`, `second` and a local upload into `dest/`;
+    /// the file must pass. Returns the folder and the file's report.
+    func runTwoStages(
+        _ name: String, input: String, _ first: String, _ second: String
+    ) throws -> (MediaFolder, [String: Any]) {
+        let folder = try MediaFolder("work-" + name)
         try FileManager.default.createDirectory(atPath: folder.file("in"), withIntermediateDirectories: true)
-        try folder.ffmpeg("-f lavfi -i testsrc2=size=640x480 -frames:v 1 -q:v 2 in/x.jpg")
+        try folder.ffmpeg(input)
         let pipeline = """
             version: 1
-            name: two-jpeg
+            name: \(name)
             stages:
-              - jpeg: { max_dimension: 160, quality: 95, as: resized }
-              - jpeg: { quality: 30, as: small }
+              - \(first)
+              - \(second)
               - upload: { method: local, dir: dest }
 
             """
@@ -190,6 +191,16 @@ import Testing
         #expect(result.status == 0, "\(result.stderr) \(reports)")
         let report = try #require(reports.first)
         #expect(report["status"] as? String == "passed", "\(report)")
+        return (folder, report)
+    }
+
+    /// Two `jpeg` stages (a resize, then a recompress) in one pipeline: each writes its own work file, the second
+    /// reads the first's, and what is uploaded is the second's. They shared one path before, so the second wrote
+    /// over its own input.
+    @Test func twoJpegStagesEachWriteTheirOwnFile() throws {
+        let (folder, report) = try runTwoStages(
+            "two-jpeg", input: "-f lavfi -i testsrc2=size=640x480 -frames:v 1 -q:v 2 in/x.jpg",
+            "jpeg: { max_dimension: 160, quality: 95, as: resized }", "jpeg: { quality: 30, as: small }")
         let facts = try #require(report["facts"] as? [String: Any])
         let resized = try #require(facts["resized"] as? [String: Any])
         let small = try #require(facts["small"] as? [String: Any])
@@ -211,21 +222,9 @@ import Testing
     /// Two `video` stages (a downscale, then a remux): the second failed with "the output path is the input" when
     /// both wrote `<work>/video/…/clip.mp4.mp4`.
     @Test func twoVideoStagesEachWriteTheirOwnFile() throws {
-        let folder = try MediaFolder("work-two-video")
-        try FileManager.default.createDirectory(atPath: folder.file("in"), withIntermediateDirectories: true)
-        try folder.ffmpeg("-f lavfi -i testsrc2=size=320x240:rate=25 -t 1 -c:v mpeg4 in/clip.mp4")
-        let pipeline = """
-            version: 1
-            name: two-video
-            stages:
-              - video: { mode: transcode, max_height: 120, as: scaled }
-              - video: { mode: remux, as: remuxed }
-              - upload: { method: local, dir: dest }
-
-            """
-        let (result, reports) = try run(pipeline, [folder.file("in")], in: folder)
-        #expect(result.status == 0, "\(result.stderr) \(reports)")
-        #expect(reports.first?["status"] as? String == "passed", "\(reports)")
+        let (folder, _) = try runTwoStages(
+            "two-video", input: "-f lavfi -i testsrc2=size=320x240:rate=25 -t 1 -c:v mpeg4 in/clip.mp4",
+            "video: { mode: transcode, max_height: 120, as: scaled }", "video: { mode: remux, as: remuxed }")
         let uploaded = folder.file("dest/clip.mp4")
         let video = try #require(try folder.stream(uploaded, "video"))
         #expect(video["codec_name"] as? String == "h264")

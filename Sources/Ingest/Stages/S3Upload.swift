@@ -447,6 +447,15 @@ struct S3Uploader: Sendable {
         return (size, Int((fileSize + size - 1) / size))
     }
 
+    /// Part `index` (0-based) of a file cut into parts of `size` bytes: a slice read from disk, which fails the
+    /// transfer when the file no longer has the size and mtime of `status`.
+    static func partSlice(_ index: Int, size: Int64, path: String, status: FileStatus) -> HTTPBody.FileSlice {
+        let offset = Int64(index) * size
+        return HTTPBody.FileSlice(
+            path: path, offset: offset, length: min(size, status.size - offset), fileSize: status.size,
+            modified: status.modified)
+    }
+
     /// The object this upload would store, when S3 already holds it: after a run was cut short mid-upload (killed
     /// after S3 stored the object but before the journal heard of it), a HEAD proves the upload done instead of
     /// sending the file again. Proof is the file's size and the ETag this upload produces: the MD5 of the file for
@@ -474,10 +483,7 @@ struct S3Uploader: Sendable {
                 let (size, count) = partLayout(fileSize: status.size)
                 var digests: [UInt8] = []
                 for index in 0..<count {
-                    let offset = Int64(index) * size
-                    let slice = HTTPBody.FileSlice(
-                        path: path, offset: offset, length: min(size, status.size - offset), fileSize: status.size,
-                        modified: status.modified)
+                    let slice = Self.partSlice(index, size: size, path: path, status: status)
                     digests += try uploader.hashSlice(slice, sha256: false, md5: true).md5
                 }
                 expected = Array(Insecure.MD5.hash(data: digests)).hexString + "-\(count)"
@@ -503,9 +509,7 @@ struct S3Uploader: Sendable {
         }
         let number = index + 1
         let offset = Int64(index) * size
-        let slice = HTTPBody.FileSlice(
-            path: path, offset: offset, length: min(size, status.size - offset), fileSize: status.size,
-            modified: status.modified)
+        let slice = Self.partSlice(index, size: size, path: path, status: status)
         let digest = try hashSlice(
             slice, sha256: checksum == .sha256 || payloadSigning == .signed, md5: checksum == .md5)
         var partHeaders: [(String, String)] = []

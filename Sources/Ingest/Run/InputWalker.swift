@@ -71,17 +71,22 @@ public final class InputWalker: Sequence, IteratorProtocol {
     private var currentRoot = ""
     /// Its position among the roots (sorted); -1 before the first.
     private var currentRootIndex = -1
+    /// A cancelled run ends the walk: a tree where few entries match can take long between two files.
+    private let cancellation: RunCancellation?
 
-    /// `paths` are files or folders, as given on the command line; they are taken in sorted order.
-    public init(paths: [String], spec: InputSpec) {
+    /// `paths` are files or folders, as given on the command line; they are taken in sorted order. Once
+    /// `cancellation` is cancelled the walk ends (`next()` returns nil) at the next entry.
+    public init(paths: [String], spec: InputSpec, cancellation: RunCancellation? = nil) {
         self.spec = spec
         include = spec.include.map(Glob.init)
         exclude = spec.exclude.map(Glob.init)
         pendingRoots = paths.sorted().reversed()
+        self.cancellation = cancellation
     }
 
     public func next() -> InputEntry? {
         while true {
+            if cancellation?.isCancelled == true { return nil }
             if stack.isEmpty {
                 guard let root = pendingRoots.popLast() else { return nil }
                 if let entry = start(root: root) { return entry }

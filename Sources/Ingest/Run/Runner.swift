@@ -132,14 +132,14 @@ public final class Runner: @unchecked Sendable {
             try WorkFolder.prepare(settings.workDirectory, keeping: journal.localFiles)
             try journal.setMeta("pipeline", pipeline.name)
         }
-        let walker = InputWalker(paths: paths, spec: pipeline.input)
+        let walker = InputWalker(paths: paths, spec: pipeline.input, cancellation: cancellation)
         let shard = self.shard
         if let progress {
             // The total is counted by a second, cheap walk beside the work, so the first file starts at once.
             let spec = pipeline.input
-            let counter = Thread {
+            let counter = Thread { [cancellation] in
                 var total = 0
-                for entry in InputWalker(paths: paths, spec: spec)
+                for entry in InputWalker(paths: paths, spec: spec, cancellation: cancellation)
                 where shard?.contains(relativePath: entry.relativePath) ?? true {
                     total += 1
                 }

@@ -53,12 +53,14 @@ struct StatusCommand: ParsableCommand {
         try journal.forEachRecord { record in
             switch record.state {
             case .failed:
-                problems += "FAIL  \(record.path)\n"
+                problems += "FAIL  \(TerminalText.escaped(record.path))\n"
                 for failure in record.failures {
-                    problems += "      \(failure.stage).\(failure.rule): \(failure.message)\n"
+                    problems +=
+                        "      \(TerminalText.escaped("\(failure.stage).\(failure.rule): \(failure.message)"))\n"
                 }
             case .running:
-                problems += "STOP  \(record.path)  \(try interruption(record, journal: journal))\n"
+                problems +=
+                    "STOP  \(TerminalText.escaped(record.path))  \(try interruption(record, journal: journal))\n"
             case .done, .skipped: break
             }
         }

@@ -85,13 +85,15 @@ struct ProbeCommand: ParsableCommand {
         switch result {
         case .success(let probe):
             guard json else {
-                return ("\(entry.path): \(TableSummary.describe(probe))", false)
+                return (TerminalText.escaped("\(entry.path): \(TableSummary.describe(probe))"), false)
             }
             var object: JSONObject = ["path": .string(entry.path)]
             for (key, value) in probe.json.pairs { object[key] = value }
             return (JSONValue.object(object).serialized(), false)
         case .failure(let error):
-            guard json else { return ("\(entry.path): error: \(error.rule): \(error.message)", true) }
+            guard json else {
+                return (TerminalText.escaped("\(entry.path): error: \(error.rule): \(error.message)"), true)
+            }
             let object: JSONValue = [
                 "path": .string(entry.path), "error": ["rule": .string(error.rule), "message": .string(error.message)],
             ]

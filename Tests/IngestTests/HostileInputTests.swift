@@ -3,7 +3,7 @@ import Testing
 
 @testable import Ingest
 
-/// Inputs made to hurt: a walk that would not end.
+/// Inputs made to hurt: a walk that would not end, and file names that try to write on the terminal.
 @Suite struct HostileInputTests {
     let ingest = TestPaths.ingest
 
@@ -77,5 +77,50 @@ import Testing
         #expect(walker.next()?.relativePath == "f0.txt")
         cancellation.cancel(reason: "SIGINT")
         #expect(walker.next() == nil)
+    }
+
+    /// A file named `clip⏎ok    holiday.mov ESC[8m`: before, the table printed a forged `ok` line and an escape
+    /// that hides what follows on a terminal. Now each file is one line (its failure beneath), controls shown as
+    /// escapes in the name and in the message quoting it; the JSON Lines report keeps the name exactly.
+    @Test func controlCharactersInNamesAreEscapedInTheTable() throws {
+        let folder = try TemporaryFolder("names-ctl")
+        defer { folder.remove() }
+        let evil = "clip\nok    holiday.mov\u{1B}[8m"
+        try folder.file("media/a.txt", "hello")
+        try folder.file("media/" + evil, "hello")
+        let pipeline = try folder.file(
+            "p.yml", "version: 1\nname: names\nstages:\n  - validate: { extensions: [txt], sniff: false }\n")
+        let result = try runCommand(
+            ingest, ["run", pipeline, "media", "--report", "r.jsonl"], directory: folder.path)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(!result.stdout.contains("\u{1B}"))
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(
+            lines == [
+                "ok    media/a.txt",
+                #"FAIL  media/clip\nok    holiday.mov\x1b[8m"#,
+                #"      validate.extensions: extension .mov\x1b[8m is not allowed (expected .txt)"#,
+                "1 passed, 1 failed, 0 skipped", "",
+            ], "\(result.stdout)")
+
+        // The JSON Lines report has the name as it is (JSON escapes it itself).
+        let objects = try String(contentsOfFile: folder.path + "/r.jsonl", encoding: .utf8).split(separator: "\n")
+            .map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(objects.map { $0["path"] as? String } == ["media/a.txt", "media/" + evil])
+
+        // `ingest status` lists the failed file the same way.
+        let status = try runCommand(ingest, ["status"], directory: folder.path)
+        #expect(!status.stdout.contains("\u{1B}"))
+        #expect(status.stdout.contains(#"FAIL  media/clip\nok    holiday.mov\x1b[8m"#), "\(status.stdout)")
+        #expect(!status.stdout.split(separator: "\n").contains { $0.hasPrefix("ok") }, "\(status.stdout)")
+    }
+
+    @Test func escapes() {
+        #expect(TerminalText.escaped("plain name é 🎞.mov") == "plain name é 🎞.mov")
+        #expect(TerminalText.escaped("a\nb\rc\td") == #"a\nb\rc\td"#)
+        #expect(TerminalText.escaped("\u{1B}[8m\u{0}\u{7F}") == #"\x1b[8m\x00\x7f"#)
+        // C1 controls (U+009B is a one-character CSI on some terminals) and a backslash that would forge an escape.
+        #expect(TerminalText.escaped("\u{9B}8m\u{85}\u{A0}") == "\\x9b8m\\x85\u{A0}")
+        #expect(TerminalText.escaped(#"C:\x1b"#) == #"C:\\x1b"#)
     }
 }

@@ -133,21 +133,22 @@ final class TableReportWriter: ReportWriter {
         case .failed: label = "FAIL"
         case .skipped: label = "skip"
         }
-        var line = "\(label)  \(report.path)"
+        // Names and messages come from outside: escaped, so each file stays on its own line(s).
+        var line = "\(label)  \(TerminalText.escaped(report.path))"
         let details =
             report.status == .skipped ? (report.skipReason ?? "") : TableReportWriter.summary(of: report.facts)
-        if !details.isEmpty { line += "  " + details }
+        if !details.isEmpty { line += "  " + TerminalText.escaped(details) }
         line += "\n"
         for failure in report.failures {
-            line += "      \(failure.stage).\(failure.rule): \(failure.message)"
+            var text = "\(failure.stage).\(failure.rule): \(failure.message)"
             if let expected = failure.expected {
                 if let actual = failure.actual, !failure.message.contains(actual) {
-                    line += " (expected \(expected), found \(actual))"
+                    text += " (expected \(expected), found \(actual))"
                 } else if !failure.message.contains(expected) {
-                    line += " (expected \(expected))"
+                    text += " (expected \(expected))"
                 }
             }
-            line += "\n"
+            line += "      " + TerminalText.escaped(text) + "\n"
         }
         try output.write(line)
     }

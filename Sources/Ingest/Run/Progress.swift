@@ -129,7 +129,8 @@ public final class ProgressDisplay: @unchecked Sendable {
         var lines = [Self.statusLine(snapshot)]
         if interactive {
             for active in snapshot.active.prefix(8) {
-                var line = "  \(active.stage.isEmpty ? "…" : active.stage) \(active.path)"
+                let stage = active.stage.isEmpty ? "…" : TerminalText.escaped(active.stage)
+                var line = "  \(stage) \(TerminalText.escaped(active.path))"
                 if active.bytesDone > 0 || active.bytesTotal != nil {
                     line += "  \(ByteSize.format(active.bytesDone))"
                     if let total = active.bytesTotal, total > 0 {

@@ -115,6 +115,13 @@ import Testing
         #expect(!status.stdout.split(separator: "\n").contains { $0.hasPrefix("ok") }, "\(status.stdout)")
     }
 
+    /// The live line per file on a terminal escapes the name the same way.
+    @Test func progressLinesEscapeNames() {
+        let active = RunProgress.Active(
+            path: "clip\nok    holiday.mov\u{1B}[8m", stage: "upload", bytesDone: 0, bytesTotal: nil)
+        #expect(ProgressDisplay.activeLine(active) == #"  upload clip\nok    holiday.mov\x1b[8m"#)
+    }
+
     @Test func escapes() {
         #expect(TerminalText.escaped("plain name é 🎞.mov") == "plain name é 🎞.mov")
         #expect(TerminalText.escaped("a\nb\rc\td") == #"a\nb\rc\td"#)

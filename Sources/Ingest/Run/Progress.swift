@@ -128,17 +128,7 @@ public final class ProgressDisplay: @unchecked Sendable {
         let snapshot = progress.snapshot()
         var lines = [Self.statusLine(snapshot)]
         if interactive {
-            for active in snapshot.active.prefix(8) {
-                let stage = active.stage.isEmpty ? "…" : TerminalText.escaped(active.stage)
-                var line = "  \(stage) \(TerminalText.escaped(active.path))"
-                if active.bytesDone > 0 || active.bytesTotal != nil {
-                    line += "  \(ByteSize.format(active.bytesDone))"
-                    if let total = active.bytesTotal, total > 0 {
-                        line += " / \(ByteSize.format(total)) (\(active.bytesDone * 100 / total)%)"
-                    }
-                }
-                lines.append(line)
-            }
+            lines += snapshot.active.prefix(8).map(Self.activeLine)
             clear()
             let width = Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 120
             let text = lines.map { String($0.prefix(max(20, width - 1))) }.joined(separator: "\n") + "\n"
@@ -153,6 +143,19 @@ public final class ProgressDisplay: @unchecked Sendable {
         guard linesDrawn > 0 else { return }
         FileHandle.standardError.write(Data(String(repeating: "\u{1B}[1A\u{1B}[2K", count: linesDrawn).utf8))
         linesDrawn = 0
+    }
+
+    /// `  upload clip.mov  1.5 MiB / 3 MiB (50%)`; the path and stage escaped (a name can hold a newline or ESC).
+    static func activeLine(_ active: RunProgress.Active) -> String {
+        let stage = active.stage.isEmpty ? "…" : TerminalText.escaped(active.stage)
+        var line = "  \(stage) \(TerminalText.escaped(active.path))"
+        if active.bytesDone > 0 || active.bytesTotal != nil {
+            line += "  \(ByteSize.format(active.bytesDone))"
+            if let total = active.bytesTotal, total > 0 {
+                line += " / \(ByteSize.format(total)) (\(active.bytesDone * 100 / total)%)"
+            }
+        }
+        return line
     }
 
     /// `12/40 files (1 failed) · 350 MiB · 11.2 MiB/s · ETA 1m05s`.

@@ -171,6 +171,30 @@ import Testing
         let verify = try #require(schema.lookup("properties.verify.properties"))
         #expect(verify.lookup("url") != nil && verify.lookup("expect") != nil && verify.lookup("headers") != nil)
     }
+
+    /// A verify that reads the stage's own `as:` answer (which it is sent before) is a lint warning; reading an
+    /// earlier stage's answer is not.
+    @Test func lintWarnsWhenVerifyReadsItsOwnAnswer() {
+        let yaml = """
+            version: 1
+            name: x
+            stages:
+              - request: { url: "http://127.0.0.1:1/ticket", as: ticket }
+              - request:
+                  url: "http://127.0.0.1:1/complete/{{ticket.id}}"
+                  verify: { url: "http://127.0.0.1:1/read/{{done.id}}/{{ticket.id}}" }
+                  as: done
+            """
+        let issues = Pipeline.lint(yaml: yaml, source: "l.yml", environment: [:])
+        #expect(issues.map(\.severity) == [.warning], "\(issues)")
+        #expect(issues.first?.location?.line == 7)
+        #expect(
+            issues.first?.message
+                == "verify: {{done.…}} is this stage's own answer, which does not exist yet when verify is sent "
+                + "(before the call); use what an earlier stage answered")
+        let fine = yaml.replacingOccurrences(of: "{{done.id}}/", with: "")
+        #expect(Pipeline.lint(yaml: fine, source: "l.yml", environment: [:]).isEmpty)
+    }
 }
 
 /// Three `ingest run` workers share 150 recordings on one PostgreSQL journal against a backend that accepts a

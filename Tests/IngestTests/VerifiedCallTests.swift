@@ -76,6 +76,33 @@ import Testing
         #expect(url.contains("X-Amz-Signature=REDACTED"), "\(url)")
     }
 
+    /// The server completes the visit, then the connection is reset before its answer: the retry is preceded by the
+    /// playback read, which says it is done, so the complete is not sent twice within one run either.
+    @Test func aRetryAfterALostAnswerIsVerifiedFirst() throws {
+        let backend = try FixtureBackend(bearer: "vet-jwt", acceptRepeats: true)
+        defer { backend.stop() }
+        let folder = try TemporaryFolder("verify-reset")
+        defer { folder.remove() }
+        let path = folder.path + "/" + Self.seed.input
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + Self.seed.sample, toPath: path)
+        try backend.setFaults(
+            #"[{"method": "POST", "path": "\#(Self.complete)/", "action": "act_then_reset", "times": 1}]"#)
+        let result = try Self.run(folder, backend)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(try backend.counts("callbacks") == [Self.complete: 1])
+        #expect(try backend.counts("callback_repeats").isEmpty, "the complete was repeated")
+        let visitID = try #require(try Self.visitIDs(backend).first)
+        #expect(
+            result.stdout.contains("(already done: verified by GET \(backend.base)\(Self.playback)\(visitID): 200)"),
+            "\(result.stdout)")
+        let calls = try backend.requests().map { "\($0[0]) \($0[1]) \($0[2])" }.filter { $0.contains(visitID) }
+        #expect(
+            calls == ["POST \(Self.complete)/\(visitID) reset after 200", "GET \(Self.playback)\(visitID) 200"],
+            "\(calls)")
+    }
+
     /// A complete that failed (500 three times) may have reached the server: the next run asks the playback first,
     /// which answers 404 (not completed), so the complete is sent — once.
     @Test func aNotFoundAnswerMakesTheCall() throws {

@@ -59,7 +59,8 @@ public struct RequestStage: Stage {
                     doc:
                         "A read (`url`, `headers`, `expect`, `method`, `timeout`) sent first when the journal shows "
                         + "this call as sent without an answer (a run killed mid-call, a PostgreSQL worker whose "
-                        + "lease was taken over, a run that failed it): an expected status counts the call as done "
+                        + "lease was taken over, a run that failed it), and before a retry after an answer lost to a "
+                        + "dropped connection or a timeout: an expected status counts the call as done "
                         + "(the report notes \"already done: verified by GET …: 200\", and the read's answer is kept "
                         + "under `as:` in place of the call's), a 404 makes the call, and any other answer fails "
                         + "the file with the server's message. For backends that accept a repeated call (no 409)."),
@@ -140,10 +141,21 @@ public struct RequestStage: Stage {
         }
         request.timeout = options.timeout.seconds
         options.network.apply(to: &request)
+        // A call checked by `verify:` is never re-sent by libcurl on its own (see `freshConnection`).
+        request.freshConnection = options.verify != nil
 
-        let exchange = Exchange(
+        var exchange = Exchange(
             stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
-        let outcome = try exchange.send(request)
+        if let verify = options.verify {
+            // A retry after an answer lost mid-call is a repeat too: asked first.
+            exchange.inDoubt = { try self.verifiedDone(verify, item: item, scope: scope, context: context) }
+        }
+        let outcome: Exchange.Outcome
+        do {
+            outcome = try exchange.send(request)
+        } catch is Exchange.CallSettled {
+            return .proceed
+        }
         let response = outcome.response
         let expected = options.expect.map { $0.contains(response.status) } ?? (200...299).contains(response.status)
         // A 409 counted as done: the server already has this call (a repeat after a crash or a lost answer).

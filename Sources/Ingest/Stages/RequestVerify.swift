@@ -49,7 +49,8 @@ public struct VerifyRequest: StageOptions, Sendable, Equatable {
 }
 
 extension RequestStage {
-    /// Sends the stage's `verify:` request before a call that may have been made already. True when the server
+    /// Sends the stage's `verify:` request before a call that may have been made already (journaled as started or
+    /// failed, or an attempt of this run whose answer was lost). True when the server
     /// shows the call done (an expected status): the file goes on without repeating it, the report notes it, and the
     /// verify answer is kept under `as:` in place of the call's. False on a 404 (the call is then made). Any other
     /// answer, or no answer, fails the file: whether the call was done is unknown, and repeating it could act twice.
@@ -71,7 +72,7 @@ extension RequestStage {
         } catch let failed as ItemFailed where !failed.failures.contains(where: { $0.rule == "interrupted" }) {
             throw ItemFailed(
                 stage: Self.name, rule: "verify",
-                message: "an earlier call may have reached the server (cut short), and verifying it failed: "
+                message: "an earlier call may have reached the server unanswered, and verifying it failed: "
                     + failed.failures.map(\.message).joined(separator: "; ") + "; not repeated: run again")
         }
         let response = outcome.response
@@ -81,7 +82,7 @@ extension RequestStage {
             let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
             throw ItemFailed(
                 stage: Self.name, rule: "verify",
-                message: "an earlier call may have reached the server (cut short); \(shown) answered "
+                message: "an earlier call may have reached the server unanswered; \(shown) answered "
                     + "\(ServerMessage.statusLine(response.status))\(attempts)\(said), which says neither done nor "
                     + "not done (404), so the call is not repeated: run again once the server answers",
                 expected: verify.expect.map { $0.map(String.init).joined(separator: ", ") } ?? "2xx or 404",

@@ -154,7 +154,8 @@ def count(kind, name):
 def accept_callback(endpoint, resource):
     """True for the first callback for resource (counted under "callbacks"); False for a repeat (counted under
     "callback_repeats"), which the caller refuses with 409 — or True for it too with --accept-repeats (a backend
-    that would act twice). Checked and recorded at once, so two concurrent repeats cannot both be accepted."""
+    that acts twice). Checked and recorded at once, so without --accept-repeats two concurrent calls for one
+    resource cannot both be accepted."""
     with LOCK:
         if (endpoint, resource) in COMPLETED:
             STATE["callback_repeats"][endpoint] = STATE["callback_repeats"].get(endpoint, 0) + 1

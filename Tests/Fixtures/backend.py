@@ -11,10 +11,14 @@ Speaks the seed APIs exactly as ../shared/seeds/ show them (paths, JSON field na
   003      POST /api/v1/visit-transcripts/audio/upload/initiate   (Bearer auth; 409 for a second recording of a
                                                                    pet on one day)
            POST /api/v1/visit-transcripts/audio/upload/complete/{visit_id}
+           GET  /api/v1/visit-transcripts/audio/playback/{visit_id}  -> {"presigned_url", "expires_in", "visit_id",
+                                                   "filename"} once the visit's upload was completed; 404 before
+                                                   (and for an unknown visit); GET faults apply
 Callbacks (001 analyze-video, 002 analyze, 003 complete) are idempotent as a real backend's "one completion per
   upload": once one was accepted (2xx) for a resource (001's storage_path, 002's image_key, 003's visit_id), a repeat
   is refused with 409 {"detail": "…already…"}. "callbacks" counts the accepted ones, "callback_repeats" the refused
-  repeats (per endpoint; 003's without the visit id).
+  repeats (per endpoint; 003's without the visit id). With --accept-repeats the backend is one that does not refuse
+  a repeat: it is answered as the first call was (200) and counted under "callback_repeats" only.
 Upload targets:
   PUT  /signed/<path>?expires=<epoch>&sig=<hmac>   signed with the fixture's own HMAC; 403 "Request has expired"
   PUT  /<bucket>/<key>?X-Amz-...                   with --s3: a SigV4 presigned URL (Content-Type signed when the
@@ -51,6 +55,7 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "act_then_hang", "seconds": 30}                process it, then hold the answer that long (a client
                                                             killed meanwhile never learns it was done)
 Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS] [--upstream URL]
+                  [--accept-repeats]
                   [--s3 '{"endpoint": "http://127.0.0.1:8333", "access_key", "secret_key", "region", "bucket"}']
                   [--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-region R]] [--tls CERT KEY];
        listens on 127.0.0.1, port 0 (HTTPS with --tls).
@@ -101,6 +106,7 @@ S3 = None                 # --s3: signed URLs are SigV4 presigned PUTs forwarded
 VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
 PET_DAY = {}              # (pet_id, date) -> visit_id
 COMPLETED = {}            # (endpoint, resource) -> when its callback was accepted: a repeat is refused with 409
+ACCEPT_REPEATS = False    # --accept-repeats: a repeated callback is accepted (200) instead, and counted
 
 
 def sign(text):
@@ -147,12 +153,13 @@ def count(kind, name):
 
 def accept_callback(endpoint, resource):
     """True for the first callback for resource (counted under "callbacks"); False for a repeat (counted under
-    "callback_repeats"), which the caller refuses with 409. Checked and recorded at once, so two concurrent repeats
-    cannot both be accepted."""
+    "callback_repeats"), which the caller refuses with 409 — or True for it too with --accept-repeats (a backend
+    that acts twice). Checked and recorded at once, so without --accept-repeats two concurrent calls for one
+    resource cannot both be accepted."""
     with LOCK:
         if (endpoint, resource) in COMPLETED:
             STATE["callback_repeats"][endpoint] = STATE["callback_repeats"].get(endpoint, 0) + 1
-            return False
+            return ACCEPT_REPEATS
         COMPLETED[(endpoint, resource)] = time.time()
         STATE["callbacks"][endpoint] = STATE["callbacks"].get(endpoint, 0) + 1
         return True
@@ -405,7 +412,28 @@ class Handler(BaseHTTPRequestHandler):
                 snapshot = json.dumps(STATE)
             self.send(200, snapshot)
             return
+        match = re.fullmatch(r"/api/v1/visit-transcripts/audio/playback/([^/]+)", path)
+        if match:
+            return self.playback(path, match.group(1))
         self.send(404, {"detail": "Not Found"})
+
+    def playback(self, path, visit_id):                  # seed 003: answers for a completed visit only
+        if self.apply_fault(take_fault("GET", path)):
+            return
+        if BEARER and self.headers.get("Authorization") != "Bearer " + BEARER:
+            return self.send(401, {"detail": "Could not validate credentials"})
+        with LOCK:
+            visit = VISITS.get(visit_id)
+            completed = ("/api/v1/visit-transcripts/audio/upload/complete", visit_id) in COMPLETED
+        if visit is None:
+            return self.send(404, {"detail": "Visit not found"})
+        if not completed:
+            return self.send(404, {"detail": "No audio recording found for visit %s" % visit_id})
+        expires = int(time.time()) + 900
+        url = "%s/signed/%s?expires=%d&X-Amz-Signature=%s" % (
+            self.base(), visit["s3_key"], expires, sign("GET\n/%s\n%d" % (visit["s3_key"], expires)))
+        return self.send(200, {"presigned_url": url, "expires_in": 900, "visit_id": visit_id,
+                               "filename": visit["filename"]})
 
     def do_PUT(self):
         if self.proxied():
@@ -820,12 +848,14 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    global FAULTS, BEARER, URL_TTL, UPSTREAM, S3_POST, S3, SCHEME
+    global FAULTS, BEARER, URL_TTL, UPSTREAM, S3_POST, S3, SCHEME, ACCEPT_REPEATS
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--faults", default="[]")
     parser.add_argument("--bearer")
     parser.add_argument("--url-ttl", type=int, default=900)
+    parser.add_argument("--accept-repeats", action="store_true",
+                        help="accept a repeated callback (200, counted) instead of refusing it with 409")
     parser.add_argument("--s3", help="JSON: endpoint, access_key, secret_key, region, bucket")
     parser.add_argument("--upstream", help="http://host:port that requests outside the fixture's routes go to")
     parser.add_argument("--s3-post", help="http://host:port/BUCKET of a real S3 that seed 003's tickets point at")
@@ -848,6 +878,7 @@ def main():
     FAULTS = json.loads(args.faults)
     BEARER = args.bearer
     URL_TTL = args.url_ttl
+    ACCEPT_REPEATS = args.accept_repeats
     S3 = json.loads(args.s3) if args.s3 else None
     UPSTREAM = urlsplit(args.upstream).netloc if args.upstream else None
     if args.s3_post:

@@ -204,10 +204,16 @@ import Testing
         }
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
         #expect(second.stdout.contains("ok    \(seed.input)"), "\(second.stdout)")
-        #expect(second.stdout.contains("(already done: the server answered 409 Conflict: "), "\(second.stdout)")
         #expect(try backend.objects().count == 1)
         #expect(try backend.counts("callbacks") == [seed.counted: 1])
-        #expect(try backend.counts("callback_repeats") == [seed.counted: 1])
+        if seed.pipeline == "vet-audio" {
+            // Its complete has `verify:`: the playback answers, so the complete is not sent again at all.
+            #expect(second.stdout.contains("(already done: verified by GET "), "\(second.stdout)")
+            #expect(try backend.counts("callback_repeats").isEmpty)
+        } else {
+            #expect(second.stdout.contains("(already done: the server answered 409 Conflict: "), "\(second.stdout)")
+            #expect(try backend.counts("callback_repeats") == [seed.counted: 1])
+        }
     }
 
     /// Seed 003's initiate acts (a visit, a live ticket) and its answer is lost to a reset: the retry's 409 may be

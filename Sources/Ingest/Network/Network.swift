@@ -144,6 +144,13 @@ struct Exchange {
     let options: NetworkOptions
     let limiter: RateLimiter?
     var cancellation: RunCancellation? = nil
+    /// Asked before a retry whose previous attempt may have reached the server and lost its answer (the connection
+    /// broke or timed out after it was made): true when the call is known to be done, and the exchange then ends by
+    /// throwing `CallSettled` instead of repeating it. Throws to fail the file when that cannot be known.
+    var inDoubt: (() throws -> Bool)? = nil
+
+    /// Thrown by `send` when `inDoubt` settled that an earlier attempt was done.
+    struct CallSettled: Error {}
 
     struct Outcome {
         var response: HTTPResponse
@@ -162,6 +169,7 @@ struct Exchange {
         var queued: TimeInterval = 0
         func elapsed() -> TimeInterval { Date().timeIntervalSince(started ?? Date()) - queued }
         var attempt = 0
+        var doubtful = false
         while true {
             attempt += 1
             let queuing = Date()
@@ -206,6 +214,7 @@ struct Exchange {
                         message: "\(request.method) \(Redaction.url(request.url)): \(Redaction.text(error.description))"
                             + " (after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
                 }
+                doubtful = Self.mayHaveArrived(error)
             }
             if delay > 0 {
                 if let cancellation {
@@ -213,6 +222,10 @@ struct Exchange {
                 } else {
                     Thread.sleep(forTimeInterval: delay)
                 }
+            }
+            if doubtful, let inDoubt {
+                doubtful = false
+                if try inDoubt() { throw CallSettled() }
             }
         }
     }
@@ -232,6 +245,12 @@ struct Exchange {
     private func jitter(_ attempt: Int) -> Double {
         let ceiling = min(60, options.backoff.seconds * pow(2, Double(attempt - 1)))
         return ceiling > 0 ? Double.random(in: 0...ceiling) : 0
+    }
+
+    /// A failure after the request may have been received: anything but not getting connected at all.
+    static func mayHaveArrived(_ error: HTTPError) -> Bool {
+        if case .curl(let curl) = error { return curl.code != CurlError.couldNotConnect }
+        return false
     }
 
     static func isRetryable(status: Int) -> Bool { status == 429 || status == 408 || (500...599).contains(status) }

@@ -100,6 +100,15 @@ struct PipelineLinter {
                     location,
                     "{{\(reference).…}} is used by \(stage.name) before the stage with 'as: \(reference)' runs")
             }
+            // `verify:` is sent before the call it checks: the call's own answer is never there.
+            if let own = stage.resultName, let verify = optionNode("verify", in: options) {
+                for (reference, location) in templateRoots(in: verify) where reference == own {
+                    warn(
+                        location,
+                        "verify: {{\(own).…}} is this stage's own answer, which does not exist yet when verify is "
+                            + "sent (before the call); use what an earlier stage answered")
+                }
+            }
         }
         return issues.sortedLintIssues()
     }
@@ -114,6 +123,11 @@ struct PipelineLinter {
             if case .mapping(let itemPairs) = item.kind { return itemPairs.first?.value }
             return nil
         }
+    }
+
+    private func optionNode(_ name: String, in node: ConfigNode) -> ConfigNode? {
+        guard case .mapping(let pairs) = node.kind else { return nil }
+        return pairs.first { $0.key.scalar == name }?.value
     }
 
     private func optionNames(_ node: ConfigNode) -> [String] {

@@ -17,6 +17,7 @@ public struct RequestStage: Stage {
         public var expect: [Int]?
         public var onConflict = ConflictPolicy.fail
         public var report: [String] = []
+        public var verify: VerifyRequest?
         public var network = NetworkOptions()
         public init() {}
 
@@ -53,6 +54,16 @@ public struct RequestStage: Stage {
                         "Fields of the answer to show in the report (`analysis.shots_detected`): stored in the fact "
                         + "`report` under their last name, and printed on the file's line of the table.",
                     default: "[]"),
+                OptionField(
+                    "verify", \.verify,
+                    doc:
+                        "A read (`url`, `headers`, `expect`, `method`, `timeout`) sent first when the journal shows "
+                        + "this call as sent without an answer (a run killed mid-call, a PostgreSQL worker whose "
+                        + "lease was taken over, a run that failed it), and before a retry after an answer lost to a "
+                        + "dropped connection or a timeout: an expected status counts the call as done "
+                        + "(the report notes \"already done: verified by GET …: 200\", and the read's answer is kept "
+                        + "under `as:` in place of the call's), a 404 makes the call, and any other answer fails "
+                        + "the file with the server's message. For backends that accept a repeated call (no 409)."),
             ] + NetworkOptions.fields(\.network)
         }
 
@@ -93,7 +104,7 @@ public struct RequestStage: Stage {
 
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         registerRenewal(item, context: context)
-        return try perform(item, context: context)
+        return try perform(item, context: context, verifying: context.mayHaveRunBefore)
     }
 
     /// Lets a later upload ask for this ticket again when its signed URL expired — also when the ticket came from
@@ -108,8 +119,15 @@ public struct RequestStage: Stage {
         }
     }
 
-    func perform(_ item: Item, context: StageContext) throws -> StageOutcome {
+    /// `verifying`: the call may have been made before, unanswered: `verify:` is asked first (not for a renewal,
+    /// whose earlier call was answered).
+    func perform(_ item: Item, context: StageContext, verifying: Bool = false) throws -> StageOutcome {
         let scope = TemplateScope(item: item, context: context, stage: Self.name)
+        if verifying, let verify = options.verify,
+            try verifiedDone(verify, item: item, scope: scope, context: context)
+        {
+            return .proceed
+        }
         let method = options.method.uppercased()
         var request = HTTPRequest(method: method, url: try options.url.render(scope))
         request.headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
@@ -123,10 +141,21 @@ public struct RequestStage: Stage {
         }
         request.timeout = options.timeout.seconds
         options.network.apply(to: &request)
+        // A call checked by `verify:` is never re-sent by libcurl on its own (see `freshConnection`).
+        request.freshConnection = options.verify != nil
 
-        let exchange = Exchange(
+        var exchange = Exchange(
             stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
-        let outcome = try exchange.send(request)
+        if let verify = options.verify {
+            // A retry after an answer lost mid-call is a repeat too: asked first.
+            exchange.inDoubt = { try self.verifiedDone(verify, item: item, scope: scope, context: context) }
+        }
+        let outcome: Exchange.Outcome
+        do {
+            outcome = try exchange.send(request)
+        } catch is Exchange.CallSettled {
+            return .proceed
+        }
         let response = outcome.response
         let expected = options.expect.map { $0.contains(response.status) } ?? (200...299).contains(response.status)
         // A 409 counted as done: the server already has this call (a repeat after a crash or a lost answer).

@@ -30,6 +30,10 @@ package struct HTTPRequest: Sendable {
     /// Plain http to hosts other than loopback (the pipeline's `allow_http: true`).
     package var allowInsecureHTTP = false
     package var followRedirects = true
+    /// A connection of its own, not one kept from an earlier transfer (`CURLOPT_FRESH_CONNECT`): on a reused
+    /// connection that dies before any answer, libcurl sends the request again by itself (it takes that for an idle
+    /// connection the server closed), which repeats a call the server may have acted on with nobody asking.
+    package var freshConnection = false
 
     package init(
         method: String, url: String, headers: [(name: String, value: String)] = [], body: HTTPBody? = nil
@@ -341,6 +345,7 @@ package final class HTTPClient: @unchecked Sendable {
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, request.allowInsecureHTTP ? "http,https" : "https")
         try easy.set(CURLOPT_FOLLOWLOCATION, request.followRedirects ? 1 : 0)
+        if request.freshConnection { try easy.set(CURLOPT_FRESH_CONNECT, 1) }
         try easy.set(CURLOPT_MAXREDIRS, 5)
         try easy.set(CURLOPT_SSL_VERIFYPEER, 1)
         try easy.set(CURLOPT_SSL_VERIFYHOST, 2)

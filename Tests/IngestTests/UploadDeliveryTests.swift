@@ -223,6 +223,18 @@ import Testing
         }
     }
 
+    /// An SSE-KMS object's ETag is no MD5 (S3 says so in `x-amz-server-side-encryption`): present, it passes.
+    @Test func s3KMSEncryptedObjectsETagIsNotComparedWithTheMD5() throws {
+        let backend = try FixtureBackend(
+            faults: #"[{"method": "PUT", "path": "/fixture/", "action": "status", "status": 200, "times": 1, "#
+                + #""headers": {"ETag": "\"6b1f0cd4e3d5a1c2b7e8f9a0d1c2b3e4\"", "x-amz-server-side-encryption": "aws:kms"}}]"#
+        )
+        let folder = try TemporaryFolder("etag-kms")
+        defer { folder.remove() }
+        let path = try writeRandomFile(folder.path + "/small.bin", size: 100_000, seed: 9)
+        #expect(failure(try uploader(backend, attempts: 1), path) == nil)
+    }
+
     /// The fixture's honest answers (the MD5 as ETag) pass the check, single PUT and multipart.
     @Test func s3HonestAnswersPass() throws {
         let backend = try FixtureBackend()

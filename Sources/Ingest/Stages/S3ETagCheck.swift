@@ -23,7 +23,8 @@ extension S3Uploader {
             guard bare == expected else {
                 throw ItemFailed(
                     stage: stage, rule: "etag",
-                    message: "\(what) answered \(response.status) with ETag \(etag), not the MD5 of the bytes sent "
+                    message:
+                        "\(what) answered \(response.status) with ETag \(etag.prefix(80)), not the MD5 of the bytes sent "
                         + "(\(expected)): the store holds something else",
                     expected: expected, actual: bare)
             }

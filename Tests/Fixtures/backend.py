@@ -44,6 +44,10 @@ Control:
 Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action", ...}:
   {"action": "status", "status": 500}                       plain error answer
   {"action": "status", "status": 429, "retry_after": "1"}   with Retry-After
+  {"action": "status", "status": 200, "headers": {"ETag": ""}}  any answer with these headers (body drained)
+  {"action": "answer_early", "after_bytes": 100, "status": 200, "headers": {...}}
+                                                            read that much of the body, answer (Connection: close)
+                                                            and close without reading the rest
   {"action": "reset", "after_bytes": 65536}                 read part of the body, then RST the connection
   {"action": "delay", "seconds": 3}                         answer late (a slow server)
   {"action": "throttle", "bytes_per_second": 65536}         read the body slowly (a slow link), then answer
@@ -236,6 +240,23 @@ class Handler(BaseHTTPRequestHandler):
             STATE["requests"].append([self.command, urlsplit(self.path).path, "reset"])
         self.abort_connection()
 
+    def answer_early(self, fault):
+        """Reads `after_bytes` of the body, answers, and closes with the rest unread: an upload that looks
+        accepted but was not received whole."""
+        remaining = min(fault.get("after_bytes", 100), self.body_length() or 0)
+        while remaining > 0:
+            chunk = self.rfile.read(min(65536, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+        headers = dict(fault.get("headers", {}))
+        headers["Connection"] = "close"
+        self.send(fault.get("status", 200), fault.get("body", b""), headers=headers)
+        self.wfile.flush()
+        self.close_connection = True
+        self.request.shutdown(socket.SHUT_WR)
+        time.sleep(fault.get("linger", 0.5))  # the answer reaches the client before the close resets it
+
     def abort_connection(self):
         """Closes with RST (SO_LINGER 0): the client sees a broken connection and no answer."""
         self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -265,8 +286,12 @@ class Handler(BaseHTTPRequestHandler):
             headers = {}
             if "retry_after" in fault:
                 headers["Retry-After"] = str(fault["retry_after"])
+            headers.update(fault.get("headers", {}))
             body = fault.get("body", {"detail": "injected %d" % fault["status"]})
             self.send(fault["status"], body, headers=headers)
+            return True
+        if action == "answer_early":
+            self.answer_early(fault)
             return True
         return False
 
@@ -501,6 +526,7 @@ class Handler(BaseHTTPRequestHandler):
         query = parse_qs(parts.query)
         length = self.body_length() or 0
         digest = hashlib.sha256()
+        md5 = hashlib.md5()
         data = bytearray()
         remaining = length
         while remaining > 0:
@@ -508,10 +534,11 @@ class Handler(BaseHTTPRequestHandler):
             if not chunk:
                 return
             digest.update(chunk)
+            md5.update(chunk)
             if "uploadId" in query:
                 data += chunk
             remaining -= len(chunk)
-        etag = '"%s"' % hashlib.md5(bytes(data)).hexdigest() if "uploadId" in query else '"%s"' % digest.hexdigest()[:32]
+        etag = '"%s"' % md5.hexdigest()  # S3's ETag of a part or a single PUT (unencrypted) is its MD5
         if "uploadId" in query:
             with LOCK:
                 upload = UPLOADS.get(query["uploadId"][0])

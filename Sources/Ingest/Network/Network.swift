@@ -261,6 +261,7 @@ struct Exchange {
         case .body(.changed): return "changed"
         case .body(.unreadable): return "unreadable"
         case .cancelled: return "cancelled"
+        case .incomplete: return "network"
         case .curl(let curl):
             switch curl.code {
             case CurlError.couldNotResolveHost, CurlError.couldNotResolveProxy: return "dns"

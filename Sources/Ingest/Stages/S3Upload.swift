@@ -337,8 +337,8 @@ struct S3Uploader: Sendable {
         observer: DigestObserver?
     ) throws -> String {
         // The body records the size and mtime now: a file changed while it is hashed or sent fails the transfer.
-        let body = HTTPBody(
-            file: HTTPBody.FileSlice(path: path, size: status.size, modified: status.modified))
+        let body = HTTPBody(file: HTTPBody.FileSlice(path: path, size: status.size, modified: status.modified))
+        let md5 = BackgroundMD5(self, slice: body.file!)  // the ETag's proof, hashed beside the upload
         let payload: SigV4Payload
         switch payloadSigning {
         case .unsigned: payload = .unsigned
@@ -348,10 +348,9 @@ struct S3Uploader: Sendable {
         }
         let (response, attempts) = try send(
             "PUT", url, headers: headers, payload: payload, body: body, observer: observer)
-        guard response.status == 200 else {
-            throw refused("PUT \(Redaction.url(url))", response, attempts: attempts)
-        }
-        return (response.header("ETag") ?? "").trimmingCharacters(in: ["\""])
+        guard response.status == 200 else { throw refused("PUT \(Redaction.url(url))", response, attempts: attempts) }
+        let etag = try checkedETag(response, md5: try md5.wait(), what: "PUT \(Redaction.url(url))")
+        return etag.trimmingCharacters(in: ["\""])
     }
 
     /// CreateMultipartUpload → UploadPart × n → CompleteMultipartUpload; AbortMultipartUpload on any failure.
@@ -525,9 +524,9 @@ struct S3Uploader: Sendable {
         let (response, attempts) = try send(
             "PUT", partURL, headers: partHeaders, payload: payload, body: HTTPBody(file: slice),
             observer: progress.map { ProgressObserver($0) })
-        guard response.status == 200, let etag = response.header("ETag") else {
-            throw refused("UploadPart \(number) of \(count) for \(Redaction.url(url))", response, attempts: attempts)
-        }
+        let what = "UploadPart \(number) of \(count) for \(Redaction.url(url))"
+        guard response.status == 200 else { throw refused(what, response, attempts: attempts) }
+        let etag = try checkedETag(response, md5: checksum == .md5 ? digest.md5 : nil, what: what)
         try afterPart?(number)
         return (etag, partChecksum)
     }

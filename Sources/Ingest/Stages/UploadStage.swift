@@ -166,7 +166,7 @@ public struct UploadStage: Stage {
                 if let file = prepared.request.body?.file, observer.count == file.size { observer.store(on: item) }
                 if let name = context.resultName {
                     var result: JSONObject = [
-                        "status": .int(Int64(response.status)), "bytes": .int(prepared.request.body?.file?.size ?? 0),
+                        "status": .int(Int64(response.status)), "bytes": .int(Self.fileBytesSent(prepared, response)),
                         "content_type": .string(prepared.contentType),
                     ]
                     if let etag = response.header("ETag") {
@@ -200,6 +200,13 @@ public struct UploadStage: Stage {
     /// `--no-journal` nothing is hashed; a later `{{sha256}}` still reads the file when it is rendered.
     static func hashesWhileSending(_ item: Item, context: StageContext) -> Bool {
         context.wantsContentHash && item.artifact == item.path && item.knownSHA256 == nil
+    }
+
+    /// The file's bytes among those curl confirmed sent (the form's head and tail left out): the whole file for
+    /// any 2xx answer (`HTTPClient` fails one that came early), else what went out before the server answered.
+    static func fileBytesSent(_ prepared: Prepared, _ response: HTTPResponse) -> Int64 {
+        guard let body = prepared.request.body, let file = body.file else { return 0 }
+        return min(file.size, max(0, response.bytesSent - Int64(body.head.count)))
     }
 
     /// S3 (and the fixture backend) say so in the 403 body: "Request has expired" for a presigned URL,

@@ -140,6 +140,12 @@ package final class CurlEasy {
         return value
     }
 
+    func offset(_ info: CURLINFO) -> Int64 {
+        var value: curl_off_t = 0
+        _ = ingest_curl_easy_getinfo_off_t(handle, info, &value)
+        return Int64(value)
+    }
+
     func double(_ info: CURLINFO) -> Double {
         var value = 0.0
         _ = ingest_curl_easy_getinfo_double(handle, info, &value)

@@ -54,6 +54,7 @@ package struct HTTPResponse: Sendable {
     package var truncated: Bool
     /// The URL that answered (after redirects).
     package var effectiveURL: String?
+    /// Body bytes curl sent (`CURLINFO_SIZE_UPLOAD_T`); the whole body for any 2xx answer to a request with one.
     package var bytesSent: Int64
 
     package init(
@@ -84,6 +85,9 @@ package enum HTTPError: Error, Sendable, CustomStringConvertible {
     case curl(CurlError)
     /// The body could not be produced (file unreadable or changed while sent).
     case body(HTTPBodyProblem)
+    /// A success status came back before the whole body went out (the server stopped reading and answered): the
+    /// upload is not delivered, whatever the status says.
+    case incomplete(status: Int, sent: Int64, length: Int64)
     case cancelled
 
     package var description: String {
@@ -91,14 +95,31 @@ package enum HTTPError: Error, Sendable, CustomStringConvertible {
         case .refused(let why): return why
         case .curl(let error): return error.text
         case .body(let problem): return problem.description
+        case .incomplete(let status, let sent, let length):
+            return
+                "the server answered \(status) after \(Self.grouped(sent)) of \(Self.grouped(length)) bytes were sent"
         case .cancelled: return "cancelled"
         }
     }
 
-    /// Worth another attempt: a broken, refused or timed-out connection.
+    /// Worth another attempt: a broken, refused or timed-out connection, or a body cut short (as a dropped one).
     package var isTransient: Bool {
-        if case .curl(let error) = self { return error.isTransient }
-        return false
+        switch self {
+        case .curl(let error): return error.isTransient
+        case .incomplete: return true
+        default: return false
+        }
+    }
+
+    /// 60000000 → "60,000,000" (the same in every locale).
+    static func grouped(_ number: Int64) -> String {
+        var digits = String(number.magnitude)
+        var index = digits.endIndex
+        while digits.distance(from: digits.startIndex, to: index) > 3 {
+            index = digits.index(index, offsetBy: -3)
+            digits.insert(",", at: index)
+        }
+        return number < 0 ? "-" + digits : digits
     }
 }
 
@@ -148,11 +169,19 @@ package final class HTTPTransfer: @unchecked Sendable {
     func complete(_ code: CURLcode) {
         let outcome: Result<HTTPResponse, HTTPError>
         if code == CURLE_OK {
-            outcome = .success(
-                HTTPResponse(
-                    status: easy.long(CURLINFO_RESPONSE_CODE), headers: responseHeaders, body: responseBody,
-                    truncated: truncated, effectiveURL: easy.string(CURLINFO_EFFECTIVE_URL),
-                    bytesSent: reader?.position ?? 0))
+            let status = easy.long(CURLINFO_RESPONSE_CODE)
+            let sent = reader == nil ? 0 : easy.offset(CURLINFO_SIZE_UPLOAD_T)
+            if let length = reader?.body.length, sent != length, (200..<300).contains(status) {
+                // curl ends a transfer without error when a 2xx answer arrives before the body is out; only the
+                // count of bytes sent tells a delivered upload from one the server stopped reading. (An error
+                // status before the end is the server's refusal and is left to the caller.)
+                outcome = .failure(.incomplete(status: status, sent: sent, length: length))
+            } else {
+                outcome = .success(
+                    HTTPResponse(
+                        status: status, headers: responseHeaders, body: responseBody, truncated: truncated,
+                        effectiveURL: easy.string(CURLINFO_EFFECTIVE_URL), bytesSent: sent))
+            }
         } else if let problem = reader?.problem {
             outcome = .failure(.body(problem))
         } else if Int32(code.rawValue) == CurlError.abortedByCallback, isCancelled {

@@ -58,18 +58,9 @@ extension MediaInput {
     }
 
     /// The end of stream `index`'s furthest sample by its index entries (`avformat_index_get_entry`: position +
-    /// size); 0 without an index.
+    /// size, walked in C by `ingest_av_index_end`); 0 without an index.
     private func indexEnd(ofStream index: Int) -> Int64 {
-        withStream(index) { stream in
-            guard let stream else { return 0 }
-            var end: Int64 = 0
-            let count = avformat_index_get_entries_count(stream)
-            for entry in 0..<max(0, count) {
-                guard let item = avformat_index_get_entry(stream, entry) else { continue }
-                end = max(end, item.pointee.pos &+ Int64(item.pointee.size))
-            }
-            return end
-        }
+        withStream(index) { stream in stream.map { ingest_av_index_end($0) } ?? 0 }
     }
 
     /// The codec tag of a stream as four characters (`avc1`, `zzzz`), for naming codecs FFmpeg does not know.

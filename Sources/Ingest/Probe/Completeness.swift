@@ -67,12 +67,11 @@ enum ISOBoxes {
     /// or the structure stops being readable as boxes (a malformed header is the demuxer's to judge, not a sign
     /// of a cut).
     static func overrun(path: String, size: Int64) -> Overrun? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
+        guard let file = try? ReadOnlyFile(path: path) else { return nil }
         var offset: Int64 = 0
         for _ in 0..<maxBoxes {
-            guard size - offset >= 8, let header = read(handle, at: offset, count: 16),
-                let box = parse(header, remaining: size - offset)
+            guard size - offset >= 8, let header = try? file.read(at: offset, count: 16),
+                let box = parse(header)
             else { return nil }
             guard let length = box.length else { return nil }  // size 0: the box runs to the end of the file
             if length > size - offset { return Overrun(type: box.type, end: offset &+ length) }
@@ -82,7 +81,7 @@ enum ISOBoxes {
     }
 
     /// A box header's type and length (nil length: to the end of the file); nil when it is not a box header.
-    static func parse(_ header: [UInt8], remaining: Int64) -> (type: String, length: Int64?)? {
+    static func parse(_ header: [UInt8]) -> (type: String, length: Int64?)? {
         guard header.count >= 8 else { return nil }
         let typeBytes = header[4..<8]
         // Real box types are four printable characters (© counts: QuickTime's metadata atoms use it).
@@ -101,15 +100,6 @@ enum ISOBoxes {
             return nil
         default:
             return (type, Int64(size32))
-        }
-    }
-
-    private static func read(_ handle: FileHandle, at offset: Int64, count: Int) -> [UInt8]? {
-        do {
-            try handle.seek(toOffset: UInt64(offset))
-            return try handle.read(upToCount: count).map { [UInt8]($0) }
-        } catch {
-            return nil
         }
     }
 }

@@ -170,6 +170,26 @@ import Testing
         #expect(format["missing_bytes"] == .int(100))
     }
 
+    /// The CLI as a user meets it: the preflight pipeline fails the half-copied file, `ingest probe` still reads it
+    /// but says it is cut short.
+    @Test func commandLineSaysTheFileIsCutShort() throws {
+        let folder = try media()
+        let full = try size(folder.file("fast.mov"))
+        let path = try cut(folder.file("fast.mov"), to: full / 2, in: folder)
+        let validate = try runCommand(
+            TestPaths.ingest, ["validate", "pipelines/preflight.yml", path], directory: TestPaths.root)
+        #expect(validate.status == 1)
+        #expect(
+            validate.stdout.contains(
+                "validate.truncated: the file is cut short: its media data needs \(Truncation.grouped(Int64(full))) bytes, "
+                    + "the file has \(Truncation.grouped(Int64(full / 2)))"), "\(validate.stdout)")
+        let probe = try runCommand(TestPaths.ingest, ["probe", path])
+        #expect(probe.status == 0)
+        #expect(probe.stdout.contains("(the file is cut short: its media data needs"), "\(probe.stdout)")
+        let json = try runCommand(TestPaths.ingest, ["probe", "--json", path])
+        #expect(json.stdout.contains("\"missing_bytes\":\(full - full / 2)"), "\(json.stdout)")
+    }
+
     /// The `mdat` box's offset.
     func mdatOffset(_ path: String) throws -> Int? { try topLevelBox("mdat", in: path)?.offset }
 

@@ -73,6 +73,23 @@ int ingest_av_channels(const AVCodecParameters *par) {
     return par->ch_layout.nb_channels;
 }
 
+int64_t ingest_av_index_end(AVStream *stream) {
+    int64_t end = 0;
+    int count = avformat_index_get_entries_count(stream);
+    if (count <= 0) return 0;
+    /* FFmpeg keeps the entries in one array: walk it directly when the first and last entries say so (a call per
+       entry costs more than the rest of the loop), else one call per entry. */
+    const AVIndexEntry *first = avformat_index_get_entry(stream, 0);
+    int contiguous = first != NULL && avformat_index_get_entry(stream, count - 1) == first + (count - 1);
+    for (int i = 0; i < count; i++) {
+        const AVIndexEntry *entry = contiguous ? first + i : avformat_index_get_entry(stream, i);
+        if (entry == NULL || entry->pos < 0 || entry->size < 0) continue;
+        if (entry->pos > INT64_MAX - entry->size) return INT64_MAX; /* a crafted offset: past any file */
+        if (entry->pos + entry->size > end) end = entry->pos + entry->size;
+    }
+    return end;
+}
+
 CURLcode ingest_curl_easy_setopt_long(CURL *curl, CURLoption option, long value) {
     return curl_easy_setopt(curl, option, value);
 }

@@ -47,16 +47,20 @@ extension MediaInput {
         guard let pb = context.pointee.pb else { return 0 }
         let fileSize = avio_size(pb)
         guard fileSize > 0 else { return 0 }
-        return withStream(index) { stream in
-            guard let stream else { return 0 }
-            var end: Int64 = 0
-            let count = avformat_index_get_entries_count(stream)
-            for entry in 0..<max(0, count) {
-                guard let item = avformat_index_get_entry(stream, entry) else { continue }
-                end = max(end, item.pointee.pos + Int64(item.pointee.size))
-            }
-            return max(0, end - fileSize)
-        }
+        return max(0, indexEnd(ofStream: index) - fileSize)
+    }
+
+    /// The furthest byte any stream's index reaches (the end of its furthest sample), 0 when no stream keeps an
+    /// index. Read from the index the demuxer built at open (the mov demuxer builds it from the moov's sample
+    /// tables), so nothing is decoded or read from the media data.
+    package var indexEnd: Int64 {
+        (0..<Int(context.pointee.nb_streams)).reduce(0) { max($0, indexEnd(ofStream: $1)) }
+    }
+
+    /// The end of stream `index`'s furthest sample by its index entries (`avformat_index_get_entry`: position +
+    /// size, walked in C by `ingest_av_index_end`); 0 without an index.
+    private func indexEnd(ofStream index: Int) -> Int64 {
+        withStream(index) { stream in stream.map { ingest_av_index_end($0) } ?? 0 }
     }
 
     /// The codec tag of a stream as four characters (`avc1`, `zzzz`), for naming codecs FFmpeg does not know.

@@ -10,8 +10,9 @@ struct ProbeCommand: ParsableCommand {
             With --json, one JSON object per file per line (JSON Lines) with ffprobe's field names and real \
             numbers: path, format.format_name, format.duration, format.size, format.bit_rate, \
             streams[].index/codec_type/codec_name/width/height/rotation/sample_rate/channels/duration, \
-            location.latitude/longitude when present, orientation for images. A file that cannot be probed \
-            gives {"path": …, "error": {"rule": …, "message": …}} and exit code 1.
+            location.latitude/longitude when present, orientation for images, format.missing_bytes for an \
+            MP4/QuickTime file cut short. A file that cannot be probed gives {"path": …, "error": {"rule": …, \
+            "message": …}} and exit code 1.
             """)
 
     @Flag(name: .long, help: "One JSON object per file per line.")
@@ -85,7 +86,9 @@ struct ProbeCommand: ParsableCommand {
         switch result {
         case .success(let probe):
             guard json else {
-                return (TerminalText.escaped("\(entry.path): \(TableSummary.describe(probe))"), false)
+                // A file cut short still probes (its index is intact); say so, as `validate` fails it.
+                let cut = probe.truncation.map { "  (\($0.message))" } ?? ""
+                return (TerminalText.escaped("\(entry.path): \(TableSummary.describe(probe))\(cut)"), false)
             }
             var object: JSONObject = ["path": .string(entry.path)]
             for (key, value) in probe.json.pairs { object[key] = value }

@@ -51,6 +51,9 @@ double ingest_av_stream_rotation(const AVStream *stream, int *present);
 void ingest_av_channel_layout_describe(const AVCodecParameters *par, char *buffer, size_t size);
 /// Channel count of codec parameters (the new channel-layout API, with the old field as fallback).
 int ingest_av_channels(const AVCodecParameters *par);
+/// The end of a stream's furthest sample by its index (max position + size over avformat_index_get_entry), 0
+/// without an index. A loop in C: a 10-minute clip has ~50,000 entries, which a Swift debug build walks 100× slower.
+int64_t ingest_av_index_end(AVStream *stream);
 
 /* ---- libcurl: typed wrappers over the variadic setopt/getinfo ---- */
 CURLcode ingest_curl_easy_setopt_long(CURL *curl, CURLoption option, long value);

@@ -107,6 +107,8 @@ public struct ProbeResult: Equatable, Sendable {
     public var creationTime: String?
     public var location: GeoLocation?
     public var image: ImageInfo?
+    /// Set when an ISO-BMFF file is shorter than its index and boxes say (a copy cut short); `validate` fails it.
+    public var truncation: Truncation?
 
     public init(content: ContentKind, formatName: String, size: Int64) {
         self.content = content
@@ -124,7 +126,8 @@ public struct ProbeResult: Equatable, Sendable {
         return nil
     }
 
-    /// ffprobe-shaped JSON: `format{format_name,duration,size,bit_rate}`, `streams[]`, `location`, `orientation`.
+    /// ffprobe-shaped JSON: `format{format_name,duration,size,bit_rate}`, `streams[]`, `location`, `orientation`;
+    /// `format.missing_bytes` only for a file cut short.
     public var json: JSONObject {
         var format: JSONObject = ["format_name": .string(formatName)]
         if let duration { format["duration"] = .double(duration) }
@@ -132,6 +135,7 @@ public struct ProbeResult: Equatable, Sendable {
         format["size"] = .int(size)
         if let bitRate { format["bit_rate"] = .int(bitRate) }
         if let creationTime { format["creation_time"] = .string(creationTime) }
+        if let truncation { format["missing_bytes"] = .int(truncation.missingBytes) }
         var object: JSONObject = [
             "content": .string(content.rawValue), "format": .object(format), "streams": .array(streams.map(\.json)),
         ]

@@ -96,6 +96,9 @@ public enum Prober {
         result.creationTime =
             input.metadata["creation_time"] ?? input.streams.lazy.compactMap { $0.metadata["creation_time"] }.first
         result.location = location(in: input.metadata)
+        if demuxer == .mov {
+            result.truncation = Completeness.check(path: path, size: size, indexEnd: input.indexEnd)
+        }
         if content == .gif || content == .webp, let video = result.videoStreams.first, let width = video.width,
             let height = video.height
         {
@@ -172,6 +175,7 @@ public enum Prober {
             throw ProbeError(rule: "corrupt", message: "libheif cannot read the file: \(error)")
         }
         var result = ProbeResult(content: .heif, formatName: "heif", size: size)
+        result.truncation = Completeness.check(path: path, size: size, indexEnd: nil)
         var image = ImageInfo(width: heif.width, height: heif.height)
         if let item = try? heif.exifItem(), let exif = ExifData(heifExifItem: item) {
             apply(exif, to: &image, result: &result)

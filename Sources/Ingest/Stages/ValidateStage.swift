@@ -79,7 +79,8 @@ public struct ValidateStage: Stage {
     }
 
     public static let name = "validate"
-    public static let summary = "Checks extension, content, size, duration, container, codecs, dimensions and required streams."
+    public static let summary =
+        "Checks extension, content, size, duration, container, codecs, dimensions and required streams, and that an MP4/QuickTime file is not cut short."
 
     let options: Options
 
@@ -118,8 +119,10 @@ public struct ValidateStage: Stage {
         }
 
         var contentMatches = true
+        var isoMedia = false
         if options.sniff, size > 0 {
             let content = try Sniffer.sniff(path: item.artifact, stage: Self.name)
+            isoMedia = [.quicktime, .mp4, .m4a].contains(content)
             if let accepted = ContentKind.accepted(forExtension: ext), !accepted.contains(content) {
                 contentMatches = false
                 fail(
@@ -132,11 +135,15 @@ public struct ValidateStage: Stage {
         }
 
         // Rules that need the container are checked only when the file is what it claims to be: probing a
-        // playlist renamed .mov is exactly what must not happen.
-        if options.needsProbe, contentMatches, size > 0 {
+        // playlist renamed .mov is exactly what must not happen. An MP4/QuickTime file is always opened: a copy
+        // cut short opens without complaint (its index is at the front), and only its index and boxes tell.
+        if options.needsProbe || isoMedia, contentMatches, size > 0 {
             do {
                 let probe = try context.probe(item, stage: Self.name)
                 checkProbe(probe, fail: fail)
+                if let cut = probe.truncation {
+                    fail("truncated", cut.message, expected: "\(cut.neededBytes) bytes", actual: "\(cut.size) bytes")
+                }
             } catch let failed as ItemFailed {
                 failures.append(contentsOf: failed.failures)
             }

@@ -54,7 +54,7 @@ struct StatusCommand: ParsableCommand {
             switch record.state {
             case .failed:
                 problems += "FAIL  \(record.path)\n"
-                for failure in record.failures {
+                for failure in record.failures.map(\.redacted) {
                     problems += "      \(failure.stage).\(failure.rule): \(failure.message)\n"
                 }
             case .running:

@@ -94,8 +94,10 @@ struct RunOptions: ParsableArguments {
         let fileFormat = reportFormat.flatMap(ReportFormat.init(rawValue:))
         if let report {
             let format = fileFormat ?? ReportFormat.guess(fromPath: report) ?? .table
-            writers.append(try format.makeWriter(output: try ReportOutput(path: report), pipelineName: pipeline.name))
-            if !quiet {
+            let output = try ReportOutput(path: report)
+            writers.append(try format.makeWriter(output: output, pipelineName: pipeline.name))
+            // `--report -` is the report on standard output, in place of the table there.
+            if !quiet && !output.isStandardOutput {
                 writers.append(try ReportFormat.table.makeWriter(output: ReportOutput(), pipelineName: pipeline.name))
             }
         } else if !quiet || fileFormat != nil {

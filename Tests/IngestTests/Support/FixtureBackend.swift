@@ -20,10 +20,11 @@ final class FixtureBackend {
     /// `s3Post`: a real S3 bucket that seed 003's tickets point at (presigned POSTs signed with its keys).
     /// `urlTTL`: seconds the signed URLs and POST policies it hands out stay valid (default 900).
     /// `tls`: PEM certificate and key to serve HTTPS with.
+    /// `urlStyle`: the form of the signed URLs it hands out (`aws`, `gcs`, `gcs-v2`, `azure`; default `aws`).
     init(
         faults: String = "[]", bearer: String? = nil, s3: SeaweedFS? = nil, bucket: String = "ingest-seeds",
         upstream: String? = nil, s3Post: (server: SeaweedFS, bucket: String)? = nil, urlTTL: Int? = nil,
-        tls: (cert: String, key: String)? = nil
+        tls: (cert: String, key: String)? = nil, urlStyle: String? = nil
     ) throws {
         scheme = tls == nil ? "http" : "https"
         var s3Arguments: [String] = []
@@ -46,6 +47,7 @@ final class FixtureBackend {
             ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
             + (bearer.map { ["--bearer", $0] } ?? []) + s3Arguments + (upstream.map { ["--upstream", $0] } ?? [])
             + (urlTTL.map { ["--url-ttl", String($0)] } ?? []) + (tls.map { ["--tls", $0.cert, $0.key] } ?? [])
+            + (urlStyle.map { ["--url-style", $0] } ?? [])
             + (s3Post.map {
                 [
                     "--s3-post", "\($0.server.endpoint)/\($0.bucket)", "--s3-access-key", $0.server.accessKey,

@@ -91,7 +91,8 @@ struct ReportCommand: ParsableCommand {
     var format: String?
 
     @Option(
-        name: .long, help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"))
+        name: .long,
+        help: ArgumentHelp("Write the report to this file (mode 0600) instead of standard output.", valueName: "file"))
     var output: String?
 
     func validate() throws {

@@ -10,7 +10,10 @@ struct RunOptions: ParsableArguments {
     @Argument(help: "Files or folders to work on (default: the current folder).")
     var paths: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Also write the report to this file.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also write the report to this file (-: standard output, instead of the table).", valueName: "file"))
     var report: String?
 
     @Option(

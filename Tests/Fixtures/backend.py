@@ -53,11 +53,10 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "echo", "status": 403}                         refuse with an S3/GCS-style XML error whose Message
                                                             quotes the request line and its Authorization header (as
                                                             servers quoting a signed URL back do): a leak test's bait
-Signed URL styles (--url-style, for /signed/ URLs when not --s3): "aws" (expires + X-Amz-Signature, the default),
-  "gcs" (Google Cloud Storage / Firebase v4: X-Goog-Algorithm/Credential/Date/Expires/SignedHeaders/Signature),
-  "gcs-v2" (GoogleAccessId, Expires, base64 Signature), "azure" (SAS: sv, se, sr, sp, base64 sig). Each is checked
-  with the fixture's HMAC. Every signature handed out (as in the URL and decoded) and every POST policy and
-  signature of seed 003's tickets is listed in "secrets": leak tests search ingest's outputs for them.
+Signed URL styles (--url-style, for /signed/ URLs when not --s3; see signed_urls.py): "aws" (the default), "gcs"
+  (Google Cloud Storage / Firebase v4), "gcs-v2", "azure" (SAS). Each is checked with the fixture's HMAC. Every
+  signature handed out (as in the URL and decoded) and every POST policy and signature of seed 003's tickets is
+  listed in "secrets": leak tests search ingest's outputs for them.
 Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS] [--url-style STYLE]
                   [--upstream URL]
                   [--s3 '{"endpoint": "http://127.0.0.1:8333", "access_key", "secret_key", "region", "bucket"}']
@@ -83,6 +82,8 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+import signed_urls
 
 SECRET = b"fixture-signing-key"
 SCHEME = "http"
@@ -119,46 +120,11 @@ def sign(text):
 
 
 def signed_query(key, expires):
-    """The query of a /signed/ URL in URL_STYLE's form, signing "PUT\\n/key\\nexpires" with the fixture's HMAC."""
-    digest = sign("PUT\n/%s\n%d" % (key, expires))
-    stamp = datetime.datetime.utcfromtimestamp(expires)
-    if URL_STYLE in ("gcs-v2", "azure"):
-        value = base64.b64encode(bytes.fromhex(digest)).decode()
-    else:
-        value = digest
-    encoded = quote(value, safe="")
+    """The query of a /signed/ URL in URL_STYLE's form (signed_urls.py), its signature listed in "secrets"."""
+    query, secrets = signed_urls.build(URL_STYLE, expires, URL_TTL, sign("PUT\n/%s\n%d" % (key, expires)))
     with LOCK:
-        STATE["secrets"] += [encoded] if encoded == value else [encoded, value]
-    if URL_STYLE == "gcs":
-        start = datetime.datetime.utcfromtimestamp(expires - URL_TTL)
-        scope = "%s/auto/storage/goog4_request" % start.strftime("%Y%m%d")
-        return ("X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=%s&X-Goog-Date=%s&X-Goog-Expires=%d"
-                "&X-Goog-SignedHeaders=host&X-Goog-Signature=%s") % (
-                    quote("fixture@project.iam.gserviceaccount.com/" + scope, safe=""),
-                    start.strftime("%Y%m%dT%H%M%SZ"), URL_TTL, encoded)
-    if URL_STYLE == "gcs-v2":
-        return "GoogleAccessId=%s&Expires=%d&Signature=%s" % (
-            quote("fixture@project.iam.gserviceaccount.com", safe=""), expires, encoded)
-    if URL_STYLE == "azure":
-        return "sv=2022-11-02&se=%s&sr=b&sp=cw&sig=%s" % (quote(stamp.strftime("%Y-%m-%dT%H:%M:%SZ"), safe=""), encoded)
-    return "expires=%d&X-Amz-Signature=%s" % (expires, encoded)
-
-
-def calendar_seconds(moment):
-    return (moment - datetime.datetime(1970, 1, 1)).total_seconds()
-
-
-def query_signature(query):
-    """(expires epoch, hex signature) from a /signed/ URL's parsed query in any URL_STYLE; KeyError when missing."""
-    if "X-Goog-Signature" in query:
-        start = datetime.datetime.strptime(query["X-Goog-Date"][0], "%Y%m%dT%H%M%SZ")
-        return int(calendar_seconds(start)) + int(query["X-Goog-Expires"][0]), query["X-Goog-Signature"][0]
-    if "GoogleAccessId" in query:
-        return int(query["Expires"][0]), base64.b64decode(query["Signature"][0]).hex()
-    if "sig" in query:
-        end = datetime.datetime.strptime(query["se"][0], "%Y-%m-%dT%H:%M:%SZ")
-        return int(calendar_seconds(end)), base64.b64decode(query["sig"][0]).hex()
-    return int(query["expires"][0]), query["X-Amz-Signature"][0]
+        STATE["secrets"] += secrets
+    return query
 
 
 def take_fault(method, path):
@@ -492,7 +458,7 @@ class Handler(BaseHTTPRequestHandler):
             self.drain()
             return self.s3_error(411, "MissingContentLength", "You must provide the Content-Length HTTP header.")
         try:
-            expires, signature = query_signature(query)
+            expires, signature = signed_urls.parse(query)
         except (KeyError, ValueError):
             self.drain()
             return self.s3_error(403, "AccessDenied", "Query-string authentication requires an expiry and a signature")
@@ -886,7 +852,7 @@ def main():
     parser.add_argument("--faults", default="[]")
     parser.add_argument("--bearer")
     parser.add_argument("--url-ttl", type=int, default=900)
-    parser.add_argument("--url-style", choices=["aws", "gcs", "gcs-v2", "azure"], default="aws")
+    parser.add_argument("--url-style", choices=signed_urls.STYLES, default="aws")
     parser.add_argument("--s3", help="JSON: endpoint, access_key, secret_key, region, bucket")
     parser.add_argument("--upstream", help="http://host:port that requests outside the fixture's routes go to")
     parser.add_argument("--s3-post", help="http://host:port/BUCKET of a real S3 that seed 003's tickets point at")

@@ -17,6 +17,8 @@ package final class OutputFile {
     package let path: String
     /// True when writes go straight to a descriptor, device or FIFO (nothing to rename at the end).
     package var isDirect: Bool { temporary == nil }
+    /// N when the path named an open descriptor (`/dev/fd/N`, `/dev/stdout` …), which this writes a duplicate of.
+    package let duplicated: Int32?
     private let descriptor: Int32
     private let temporary: String?
     private let target: String?
@@ -28,11 +30,11 @@ package final class OutputFile {
         case .descriptor(let number):
             let copy = fcntl(number, F_DUPFD_CLOEXEC, 3)
             guard copy >= 0 else { throw SystemError(call: "dup", path: path, errno: errno) }
-            (descriptor, temporary, target) = (copy, nil, nil)
+            (descriptor, temporary, target, duplicated) = (copy, nil, nil, number)
         case .device(let device):
             let opened = open(device, O_WRONLY | O_CLOEXEC | O_NOCTTY)
             guard opened >= 0 else { throw SystemError(call: "open", path: device, errno: errno) }
-            (descriptor, temporary, target) = (opened, nil, nil)
+            (descriptor, temporary, target, duplicated) = (opened, nil, nil, nil)
         case .file(let file):
             let folder = file.lastIndex(of: "/").map { file[..<$0].isEmpty ? "/" : String(file[..<$0]) } ?? "."
             let name = file.lastIndex(of: "/").map { String(file[file.index(after: $0)...]) } ?? file
@@ -41,7 +43,7 @@ package final class OutputFile {
             guard opened >= 0 else { throw SystemError(call: "mkstemp", path: file, errno: errno) }
             _ = fcntl(opened, F_SETFD, FD_CLOEXEC)
             fchmod(opened, mode)
-            (descriptor, temporary, target) = (opened, String(cString: template), file)
+            (descriptor, temporary, target, duplicated) = (opened, String(cString: template), file, nil)
         }
     }
 

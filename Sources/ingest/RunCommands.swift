@@ -99,7 +99,7 @@ struct RunOptions: ParsableArguments {
             let format = fileFormat ?? ReportFormat.guess(fromPath: report) ?? .table
             let output = try ReportOutput(path: report)
             writers.append(try format.makeWriter(output: output, pipelineName: pipeline.name))
-            // `--report -` is the report on standard output, in place of the table there.
+            // `--report -` (or /dev/stdout) is the report on standard output, in place of the table there.
             if !quiet && !output.isStandardOutput {
                 writers.append(try ReportFormat.table.makeWriter(output: ReportOutput(), pipelineName: pipeline.name))
             }

@@ -43,6 +43,11 @@ import Testing
         #expect(reportedPaths(validated.stdout) == ["in/a.txt", "in/b.txt"], "\(validated.stdout)")
         #expect(!validated.stdout.contains("ok  "), "the table is not mixed into the report on standard output")
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/-"))
+        // Standard output by its descriptor's name: the same (never a file made in /proc/self/fd).
+        let byName = try validate(pipeline, ["--report", "/dev/fd/1", "--report-format", "jsonl"], in: folder)
+        #expect(byName.status == 0, "\(byName.stderr)")
+        #expect(reportedPaths(byName.stdout) == ["in/a.txt", "in/b.txt"], "\(byName.stdout)")
+        #expect(!byName.stdout.contains("ok  "), "the table is not mixed into the report on standard output")
 
         let ran = try runCommand(ingest, ["run", pipeline, "in", "-q"], directory: folder.path)
         #expect(ran.status == 0, "\(ran.stderr)")

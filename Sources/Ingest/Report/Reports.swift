@@ -59,8 +59,8 @@ public final class ReportOutput {
         finalPath = path
     }
 
-    /// True when the report goes to standard output itself (no path, or `-`).
-    public var isStandardOutput: Bool { finalPath == nil }
+    /// True when the report goes to standard output itself (no path, `-`, `/dev/stdout`, `/dev/fd/1`).
+    public var isStandardOutput: Bool { finalPath == nil || file?.duplicated == STDOUT_FILENO }
 
     public var isTerminal: Bool { finalPath == nil && isatty(STDOUT_FILENO) == 1 }
 

@@ -104,6 +104,8 @@ import Testing
                 == #"{"u":"https:\/\/h\/o?sig=REDACTED&sp=r"}"#)
         #expect(Redaction.url("https://user:pa55@h.example/x?y=1") == "https://user:REDACTED@h.example/x?y=1")
         #expect(Redaction.text("GET ftp://me:pw@h/f failed") == "GET ftp://me:REDACTED@h/f failed")
+        #expect(Redaction.text("postgres://me:p@ss@db/x") == "postgres://me:REDACTED@db/x")
+        #expect(Redaction.url("postgres://me:p@ss@db/x") == "postgres://me:REDACTED@db/x")
         #expect(Redaction.text("http://127.0.0.1:8080/a@b") == "http://127.0.0.1:8080/a@b")
         #expect(
             Redaction.json(.object(["upload_url": .string(azure), "token": .string("t0k"), "n": .int(1)]))

@@ -107,7 +107,7 @@ public enum Redaction {
 
     static let textRules: [(NSRegularExpression, String)] = [
         // a URL's password: scheme://user:password@host
-        (#"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@?#"'<>]*):[^@/\s?#"'<>]*@"#, "$1:\(placeholder)@"),
+        (#"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@?#"'<>]*):[^/\s?#"'<>]*@"#, "$1:\(placeholder)@"),
         // query parameters and Authorization's `Signature=`: name=value up to a separator (`X-Goog-Signature` is
         // found as itself and `X-Amz-Security-Token` as itself, not as `Signature`/`Token` inside a longer name)
         (

@@ -32,7 +32,7 @@ struct IngestCLI: ParsableCommand {
             // Help and --version exit 0; every parse or validation error is a usage error: 2.
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            FileHandle.standardError.write(Data((Redaction.text(fullMessage(for: error)) + "\n").utf8))
             Foundation.exit(ExitStatus.usage.rawValue)
         }
         do {
@@ -76,6 +76,7 @@ enum ExitStatus: Int32, Error {
     case terminated = 143
 }
 
+/// A message on standard error, through the same redaction as every report.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((Redaction.text(text) + "\n").utf8))
 }

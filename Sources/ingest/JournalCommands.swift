@@ -54,7 +54,7 @@ struct StatusCommand: ParsableCommand {
             switch record.state {
             case .failed:
                 problems += "FAIL  \(TerminalText.escaped(record.path))\n"
-                for failure in record.failures {
+                for failure in record.failures.map(\.redacted) {
                     problems +=
                         "      \(TerminalText.escaped("\(failure.stage).\(failure.rule): \(failure.message)"))\n"
                 }
@@ -93,7 +93,8 @@ struct ReportCommand: ParsableCommand {
     var format: String?
 
     @Option(
-        name: .long, help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"))
+        name: .long,
+        help: ArgumentHelp("Write the report to this file (mode 0600) instead of standard output.", valueName: "file"))
     var output: String?
 
     func validate() throws {

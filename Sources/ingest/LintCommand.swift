@@ -21,7 +21,7 @@ struct LintCommand: ParsableCommand {
         var failed = false
         for path in pipelines {
             let issues = Pipeline.lint(path: path)
-            for issue in issues { print(issue.description) }
+            for issue in issues { print(Redaction.text(issue.description)) }
             if issues.contains(where: { $0.severity == .error || strict }) { failed = true }
             if issues.isEmpty { print("\(path): ok") }
         }

@@ -10,7 +10,10 @@ struct RunOptions: ParsableArguments {
     @Argument(help: "Files or folders to work on (default: the current folder).")
     var paths: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Also write the report to this file.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also write the report to this file (-: standard output, instead of the table).", valueName: "file"))
     var report: String?
 
     @Option(
@@ -94,8 +97,10 @@ struct RunOptions: ParsableArguments {
         let fileFormat = reportFormat.flatMap(ReportFormat.init(rawValue:))
         if let report {
             let format = fileFormat ?? ReportFormat.guess(fromPath: report) ?? .table
-            writers.append(try format.makeWriter(output: try ReportOutput(path: report), pipelineName: pipeline.name))
-            if !quiet {
+            let output = try ReportOutput(path: report)
+            writers.append(try format.makeWriter(output: output, pipelineName: pipeline.name))
+            // `--report -` (or /dev/stdout) is the report on standard output, in place of the table there.
+            if !quiet && !output.isStandardOutput {
                 writers.append(try ReportFormat.table.makeWriter(output: ReportOutput(), pipelineName: pipeline.name))
             }
         } else if !quiet || fileFormat != nil {

@@ -58,8 +58,15 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
                                                             after the server acted); JSON POST routes only
   {"action": "act_then_hang", "seconds": 30}                process it, then hold the answer that long (a client
                                                             killed meanwhile never learns it was done)
-Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS] [--upstream URL]
-                  [--accept-repeats]
+  {"action": "echo", "status": 403}                         refuse with an S3/GCS-style XML error whose Message
+                                                            quotes the request line and its Authorization header (as
+                                                            servers quoting a signed URL back do): a leak test's bait
+Signed URL styles (--url-style, for /signed/ URLs when not --s3; see signed_urls.py): "aws" (the default), "gcs"
+  (Google Cloud Storage / Firebase v4), "gcs-v2", "azure" (SAS). Each is checked with the fixture's HMAC. Every
+  signature handed out (as in the URL and decoded) and every POST policy and signature of seed 003's tickets is
+  listed in "secrets": leak tests search ingest's outputs for them.
+Start: backend.py --port-file FILE [--faults JSON] [--bearer TOKEN] [--url-ttl SECONDS] [--url-style STYLE]
+                  [--upstream URL] [--accept-repeats]
                   [--s3 '{"endpoint": "http://127.0.0.1:8333", "access_key", "secret_key", "region", "bucket"}']
                   [--s3-post URL/BUCKET --s3-access-key K --s3-secret-key S [--s3-region R]] [--tls CERT KEY];
        listens on 127.0.0.1, port 0 (HTTPS with --tls).
@@ -84,6 +91,8 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+import signed_urls
+
 SECRET = b"fixture-signing-key"
 SCHEME = "http"
 UPLOADS = {}              # multipart upload id -> {"key", "parts": {number: bytes}}
@@ -99,6 +108,7 @@ STATE = {
     "arrived": [],        # [method, path] of each PUT, when its headers arrived
     "signed": [],         # [method, path, query, x-amz-date] of each /fixture/ request
     "proxied": 0,         # requests that came through as to a proxy (absolute-form request line)
+    "secrets": [],        # signatures, POST policies handed out: never to appear in an output
 }
 FAULTS = []
 BEARER = None
@@ -106,6 +116,7 @@ UPSTREAM = None           # "host:port" of a server that unmatched requests are 
 S3_POST = None            # {"endpoint", "bucket", "access_key", "secret_key", "region"} for real presigned POSTs
 FIXTURE_ROUTES = ("/_state", "/_faults", "/signed/", "/s3post/", "/fixture/", "/api/", "/upload-url", "/analyze")
 URL_TTL = 900
+URL_STYLE = "aws"         # --url-style: the query form of /signed/ URLs (aws, gcs, gcs-v2, azure)
 S3 = None                 # --s3: signed URLs are SigV4 presigned PUTs forwarded to this S3 server
 VISITS = {}               # visit_id -> {"pet_id", "s3_key", "filename"}
 PET_DAY = {}              # (pet_id, date) -> visit_id
@@ -115,6 +126,14 @@ ACCEPT_REPEATS = False    # --accept-repeats: a repeated callback is accepted (2
 
 def sign(text):
     return hmac.new(SECRET, text.encode(), hashlib.sha256).hexdigest()
+
+
+def signed_query(key, expires):
+    """The query of a /signed/ URL in URL_STYLE's form (signed_urls.py), its signature listed in "secrets"."""
+    query, secrets = signed_urls.build(URL_STYLE, expires, URL_TTL, sign("PUT\n/%s\n%d" % (key, expires)))
+    with LOCK:
+        STATE["secrets"] += secrets
+    return query
 
 
 def take_fault(method, path):
@@ -281,6 +300,12 @@ class Handler(BaseHTTPRequestHandler):
         if action == "throttle":
             self.throttle = fault.get("bytes_per_second", 65536)
             return False
+        if action == "echo":
+            self.drain()
+            quoted = "%s %s with Authorization: %s" % (self.command, self.path, self.headers.get("Authorization"))
+            quoted = quoted.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            self.s3_error(fault.get("status", 403), "AccessDenied", "Access denied for " + quoted)
+            return True
         if action == "status":
             self.drain()
             headers = {}
@@ -319,7 +344,7 @@ class Handler(BaseHTTPRequestHandler):
         if S3:
             return self.presigned_s3_url(key, expired, content_type)
         expires = int(time.time()) + (-60 if expired else URL_TTL)
-        return "%s/signed/%s?expires=%d&X-Amz-Signature=%s" % (self.base(), key, expires, sign("PUT\n/%s\n%d" % (key, expires)))
+        return "%s/signed/%s?%s" % (self.base(), key, signed_query(key, expires))
 
     def presigned_s3_url(self, key, expired, content_type):
         """A SigV4 query-signed PUT URL (as boto3's generate_presigned_url makes) on this fixture's host and port,
@@ -485,11 +510,10 @@ class Handler(BaseHTTPRequestHandler):
             self.drain()
             return self.s3_error(411, "MissingContentLength", "You must provide the Content-Length HTTP header.")
         try:
-            expires = int(query["expires"][0])
-            signature = query["X-Amz-Signature"][0]
+            expires, signature = signed_urls.parse(query)
         except (KeyError, ValueError):
             self.drain()
-            return self.s3_error(403, "AccessDenied", "Query-string authentication requires expires and X-Amz-Signature")
+            return self.s3_error(403, "AccessDenied", "Query-string authentication requires an expiry and a signature")
         if not hmac.compare_digest(signature, sign("PUT\n/%s\n%d" % (key, expires))):
             self.drain()
             return self.s3_error(403, "SignatureDoesNotMatch", "The request signature we calculated does not match")
@@ -714,6 +738,7 @@ class Handler(BaseHTTPRequestHandler):
                 signature = sign(policy)
                 upload_url = "%s/s3post/%s" % (self.base(), bucket)
             with LOCK:
+                STATE["secrets"] += [policy, signature]
                 PET_DAY[(pet_id, day)] = visit_id
                 VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
                                     "expires_at": time.time() + (-60 if expired else URL_TTL)}
@@ -875,7 +900,7 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    global FAULTS, BEARER, URL_TTL, UPSTREAM, S3_POST, S3, SCHEME, ACCEPT_REPEATS
+    global FAULTS, BEARER, URL_TTL, URL_STYLE, UPSTREAM, S3_POST, S3, SCHEME, ACCEPT_REPEATS
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--faults", default="[]")
@@ -883,6 +908,7 @@ def main():
     parser.add_argument("--url-ttl", type=int, default=900)
     parser.add_argument("--accept-repeats", action="store_true",
                         help="accept a repeated callback (200, counted) instead of refusing it with 409")
+    parser.add_argument("--url-style", choices=signed_urls.STYLES, default="aws")
     parser.add_argument("--s3", help="JSON: endpoint, access_key, secret_key, region, bucket")
     parser.add_argument("--upstream", help="http://host:port that requests outside the fixture's routes go to")
     parser.add_argument("--s3-post", help="http://host:port/BUCKET of a real S3 that seed 003's tickets point at")
@@ -906,6 +932,7 @@ def main():
     BEARER = args.bearer
     URL_TTL = args.url_ttl
     ACCEPT_REPEATS = args.accept_repeats
+    URL_STYLE = args.url_style
     S3 = json.loads(args.s3) if args.s3 else None
     UPSTREAM = urlsplit(args.upstream).netloc if args.upstream else None
     if args.s3_post:

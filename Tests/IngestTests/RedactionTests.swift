@@ -56,13 +56,13 @@ import Testing
             "key": "a.m4a", "policy": plainPolicy, "x-amz-signature": "abc123", "x-amz-security-token": "FQo",
             "x-amz-credential": "AKID/20241219/us-east-1/s3/aws4_request",
         ]
+        // The policy is redacted too, as the README promises (with a session token in it, it is a secret itself).
         #expect(
             Redaction.fields(fields) == [
-                "key": "a.m4a", "policy": plainPolicy, "x-amz-signature": "REDACTED",
+                "key": "a.m4a", "policy": "REDACTED", "x-amz-signature": "REDACTED",
                 "x-amz-security-token": "REDACTED",
                 "x-amz-credential": "AKID/20241219/us-east-1/s3/aws4_request",
             ])
-        // A policy that embeds a session token is itself a secret.
         #expect(Redaction.fieldValue(name: "policy", value: tokenPolicy) == "REDACTED")
         #expect(Redaction.fields([("X-Amz-Signature", "abc")]).map(\.1) == ["REDACTED"])
     }
@@ -76,6 +76,55 @@ import Testing
                 == #"PUT https://b/k?X-Amz-Date=1&X-Amz-Signature=REDACTED failed; Authorization: Bearer REDACTED "#
                 + #"fields {"x-amz-signature": "REDACTED", "key": "k"} X-Amz-Security-Token: REDACTED"#)
         #expect(Redaction.text("nothing secret here") == "nothing secret here")
+    }
+
+    /// Google Cloud Storage / Firebase (v4 and v2) and Azure SAS signed URLs, and passwords in URLs: the
+    /// signature goes, the key id and scope stay.
+    @Test func otherProvidersSignedURLs() {
+        let gcs =
+            "https://storage.googleapis.com/b/o.mov?X-Goog-Algorithm=GOOG4-RSA-SHA256"
+            + "&X-Goog-Credential=sa%40p.iam.gserviceaccount.com%2F20261124%2Fauto%2Fstorage%2Fgoog4_request"
+            + "&X-Goog-Date=20261124T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=0a1b2c3d"
+        let gcsRedacted = gcs.replacingOccurrences(of: "X-Goog-Signature=0a1b2c3d", with: "X-Goog-Signature=REDACTED")
+        #expect(Redaction.url(gcs) == gcsRedacted)
+        #expect(Redaction.text("PUT \(gcs) failed") == "PUT \(gcsRedacted) failed")
+        let v2 = "https://storage.googleapis.com/b/o?GoogleAccessId=sa%40p&Expires=1&Signature=Zm9v%2Bb%2Fa%3D"
+        #expect(
+            Redaction.url(v2) == "https://storage.googleapis.com/b/o?GoogleAccessId=sa%40p&Expires=1&Signature=REDACTED"
+        )
+        let azure =
+            "https://a.blob.core.windows.net/c/o?sv=2022-11-02&se=2026-11-24T10%3A00%3A00Z&sr=b&sp=cw&sig=QUJD%2Bx%3D"
+        let azureRedacted =
+            "https://a.blob.core.windows.net/c/o?sv=2022-11-02&se=2026-11-24T10%3A00%3A00Z&sr=b&sp=cw&sig=REDACTED"
+        #expect(Redaction.url(azure) == azureRedacted)
+        #expect(Redaction.text(azure) == azureRedacted)
+        // In JSON text, `\/` escapes do not end the value early.
+        #expect(
+            Redaction.text(#"{"u":"https:\/\/h\/o?sig=ab\/cd+e=&sp=r"}"#)
+                == #"{"u":"https:\/\/h\/o?sig=REDACTED&sp=r"}"#)
+        #expect(Redaction.url("https://user:pa55@h.example/x?y=1") == "https://user:REDACTED@h.example/x?y=1")
+        #expect(Redaction.text("GET ftp://me:pw@h/f failed") == "GET ftp://me:REDACTED@h/f failed")
+        #expect(Redaction.text("postgres://me:p@ss@db/x") == "postgres://me:REDACTED@db/x")
+        #expect(Redaction.url("postgres://me:p@ss@db/x") == "postgres://me:REDACTED@db/x")
+        #expect(Redaction.text("http://127.0.0.1:8080/a@b") == "http://127.0.0.1:8080/a@b")
+        #expect(
+            Redaction.json(.object(["upload_url": .string(azure), "token": .string("t0k"), "n": .int(1)]))
+                == .object(["upload_url": .string(azureRedacted), "token": .string("REDACTED"), "n": .int(1)]))
+    }
+
+    /// Any Authorization scheme is hidden in text; redacting twice changes nothing more.
+    @Test func authorizationInTextAndIdempotence() {
+        #expect(Redaction.text("Authorization: Token abc123") == "Authorization: Token REDACTED")
+        #expect(Redaction.text(#"{"authorization": "Bearer abc"}"#) == #"{"authorization": "Bearer REDACTED"}"#)
+        #expect(Redaction.text("authorization failed for user x") == "authorization failed for user x")
+        let line = "PUT https://u:p@h/k?X-Goog-Signature=ab&sig=cd with Authorization: Bearer x.y, Cookie: s=1"
+        let once = Redaction.text(line)
+        #expect(
+            once
+                == "PUT https://u:REDACTED@h/k?X-Goog-Signature=REDACTED&sig=REDACTED with Authorization: "
+                + "Bearer REDACTED, Cookie: REDACTED"
+        )
+        #expect(Redaction.text(once) == once)
     }
 
     /// Every secret the presigner puts into a URL or form is gone after redaction.

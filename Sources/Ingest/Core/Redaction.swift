@@ -1,28 +1,45 @@
 import Foundation
 
-/// Removes secrets from what ingest prints: log lines, reports, error messages. The upload stages pass every URL,
-/// header list, form field map and free-text line through here, so a presigned URL or a bearer token can be shown
-/// for debugging without handing out the right to use it.
+/// Removes secrets from what ingest prints: log lines, reports, error messages, `status`. This is the one rule set
+/// every output goes through: the upload stages pass URLs, headers, form fields and server answers through here
+/// where they build messages, and the report writers, `ingest status` and standard error pass everything once more
+/// on the way out (`ItemReport.redacted`, `text`), so a presigned URL or a bearer token can be shown for debugging
+/// without handing out the right to use it.
 ///
-/// Redacted: `X-Amz-Signature`, `X-Amz-Security-Token` and (SigV2) `Signature` query values; `Authorization`,
-/// `Proxy-Authorization`, `Cookie`, `X-Api-Key` and `X-Amz-Security-Token` header values (the scheme and the
-/// `Credential=` key id are kept, they say which key signed); bearer/basic tokens in text; a POST form's
-/// `x-amz-signature`, `x-amz-security-token` and `signature` fields, and its `policy` when the policy embeds a
-/// session token. The access key id in `X-Amz-Credential` is kept: it is not a secret and says which key signed.
+/// Redacted, wherever they appear (a URL's query, `name=value` text, JSON, a header line):
+/// - signed-URL signatures: AWS `X-Amz-Signature` and SigV2 `Signature`, Google Cloud Storage / Firebase v4
+///   `X-Goog-Signature` and v2 `Signature`, Azure SAS `sig`; session tokens (`X-Amz-Security-Token`) and other
+///   bearer-like query values (`token`, `access_token`, `api_key` …);
+/// - `Authorization` / `Proxy-Authorization` values (the scheme and AWS's `Credential=` key id are kept: they say
+///   which key signed), bearer/basic credentials in text, `Cookie`, `X-Api-Key` and similar header values;
+/// - a URL's password (`https://user:REDACTED@host/`);
+/// - a POST form's `x-amz-signature`, `x-amz-security-token`, `signature` and `policy` fields, and JSON secrets
+///   (`token`, `password`, `secret` …).
+/// Kept: `X-Amz-Credential`, `X-Goog-Credential`, `GoogleAccessId` and Azure's `sv`/`se`/`sp`: they name a key or a
+/// scope, not a secret.
 public enum Redaction {
     public static let placeholder = "REDACTED"
 
-    /// Query parameters whose values are secrets (compared case-insensitively).
-    static let secretQueryNames: Set<String> = ["x-amz-signature", "x-amz-security-token", "signature"]
+    /// Query parameters (and `name=value` pairs in text) whose values are secrets, compared case-insensitively.
+    static let secretQueryNames: Set<String> = [
+        "x-amz-signature", "x-amz-security-token", "signature", "x-goog-signature", "sig", "token", "access_token",
+        "api_key", "apikey", "client_secret", "password",
+    ]
     /// Header fields whose whole value is a secret.
     static let secretHeaderNames: Set<String> = [
-        "x-amz-security-token", "cookie", "set-cookie", "x-api-key", "x-auth-token",
+        "x-amz-security-token", "cookie", "set-cookie", "x-api-key", "x-auth-token", "x-goog-api-key",
     ]
-    /// Form fields whose values are secrets.
-    static let secretFieldNames: Set<String> = ["x-amz-signature", "x-amz-security-token", "signature"]
+    /// Form fields and JSON keys whose values are secrets (an S3 POST ticket's `upload_fields`, a token answer).
+    static let secretFieldNames: Set<String> =
+        secretQueryNames.union(secretHeaderNames).union([
+            "policy", "refresh_token", "id_token", "secret", "secret_access_key", "secretaccesskey", "sessiontoken",
+            "session_token",
+        ])
 
-    /// A URL with secret query values replaced; everything else (path, other parameters, order) unchanged.
+    /// A URL with secret query values and any password replaced; everything else (path, other parameters, order)
+    /// unchanged.
     public static func url(_ url: String) -> String {
+        let url = userinfo(url)
         guard let queryStart = url.firstIndex(of: "?") else { return url }
         let fragmentStart = url[queryStart...].firstIndex(of: "#") ?? url.endIndex
         let query = url[url.index(after: queryStart)..<fragmentStart]
@@ -39,7 +56,7 @@ public enum Redaction {
         let lower = name.lowercased().trimmingCharacters(in: .whitespaces)
         if lower == "authorization" || lower == "proxy-authorization" { return authorization(value) }
         if secretHeaderNames.contains(lower) { return placeholder }
-        return value
+        return text(value)
     }
 
     /// A header list, order kept.
@@ -52,11 +69,12 @@ public enum Redaction {
         Dictionary(uniqueKeysWithValues: headers.map { ($0.key, headerValue(name: $0.key, value: $0.value)) })
     }
 
-    /// One form field's value (S3 POST `upload_fields`), redacted if it is a secret.
+    /// One form field's or JSON key's value, redacted if it is a secret. A POST policy is redacted whole: with its
+    /// signature it is the right to upload, and the README promises reports never show it.
     public static func fieldValue(name: String, value: String) -> String {
         let lower = name.lowercased()
-        if secretFieldNames.contains(lower) { return placeholder }
-        if lower == "policy", policyEmbedsSessionToken(value) { return placeholder }
+        if lower == "authorization" || lower == "proxy-authorization" { return authorization(value) }
+        if secretFieldNames.contains(lower) { return value.isEmpty ? value : placeholder }
         return value
     }
 
@@ -70,9 +88,10 @@ public enum Redaction {
         fields.map { ($0.0, fieldValue(name: $0.0, value: $0.1)) }
     }
 
-    /// Free text (a log line, a curl error, a response body echo): secret query values, `Signature=` in
-    /// Authorization values, bearer/basic credentials, secret headers written as `Name: value`, and secret fields
-    /// written as JSON (`"x-amz-signature": "…"`).
+    /// Free text (a log line, a curl error, a response body echo, a whole report line): secret query values,
+    /// `Signature=` in Authorization values, URL passwords, bearer/basic credentials, secret headers written as
+    /// `Name: value`, and secret fields written as JSON (`"x-amz-signature": "…"`). Applying it twice changes
+    /// nothing more.
     public static func text(_ text: String) -> String {
         var result = text
         for (pattern, template) in textRules {
@@ -82,22 +101,47 @@ public enum Redaction {
         return result
     }
 
+    static func alternatives(_ names: Set<String>) -> String {
+        names.sorted { $0.count > $1.count }.map(NSRegularExpression.escapedPattern(for:)).joined(separator: "|")
+    }
+
     static let textRules: [(NSRegularExpression, String)] = [
-        // query parameters and Authorization's `Signature=`: name=value up to a separator
-        (#"(?i)\b(x-amz-signature|x-amz-security-token|signature)=[^&\s"',;<>]+"#, "$1=\(placeholder)"),
-        // JSON-ish fields
+        // a URL's password: scheme://user:password@host
+        (#"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@?#"'<>]*):[^/\s?#"'<>]*@"#, "$1:\(placeholder)@"),
+        // query parameters and Authorization's `Signature=`: name=value up to a separator (`X-Goog-Signature` is
+        // found as itself and `X-Amz-Security-Token` as itself, not as `Signature`/`Token` inside a longer name)
         (
-            #"(?i)("(?:x-amz-signature|x-amz-security-token|signature|cookie|x-api-key)"\s*:\s*)"[^"]*""#,
+            #"(?i)(?<![A-Za-z0-9_-])("# + alternatives(secretQueryNames) + #")=(?!REDACTED\b)(?:[^&\s"',;<>\\]|\\/)+"#,
+            "$1=\(placeholder)"
+        ),
+        // JSON-ish fields: "name": "value"
+        (
+            #"(?i)("(?:"# + alternatives(secretFieldNames.subtracting(["authorization"]))
+                + #")"\s*:\s*)"(?:[^"\\]|\\.)*""#,
             "$1\"\(placeholder)\""
         ),
         // headers written as `Name: value`
+        (#"(?i)\b("# + alternatives(secretHeaderNames) + #")(\s*:\s*)[^\r\n]+"#, "$1$2\(placeholder)"),
+        // Authorization with a scheme other than AWS4 (which keeps its Credential=, its Signature= is above) and
+        // other than bearer/basic (below): `Authorization: Token abc`, `"authorization": "Token abc"`
         (
-            #"(?i)\b(x-amz-security-token|cookie|set-cookie|x-api-key|x-auth-token)(\s*:\s*)[^\r\n]+"#,
+            #"(?i)\b((?:proxy-)?authorization"?\s*[:=]\s*"?)(?!AWS4-|bearer\s|basic\s|REDACTED)"#
+                + #"([A-Za-z][\w.-]*\s+)?[^\s",;]+"#,
             "$1$2\(placeholder)"
         ),
         // bearer and basic credentials anywhere (Authorization headers included)
-        (#"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"#, "$1 \(placeholder)"),
+        (#"(?i)\b(bearer|basic)\s+(?!REDACTED\b)[A-Za-z0-9._~+/=-]+"#, "$1 \(placeholder)"),
     ].map { (try! NSRegularExpression(pattern: $0.0), $0.1) }
+
+    /// `scheme://user:password@host…` with the password replaced (the user is kept: it says who).
+    static func userinfo(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let authorityEnd = url[scheme.upperBound...].firstIndex { "/?#".contains($0) } ?? url.endIndex
+        guard let at = url[scheme.upperBound..<authorityEnd].lastIndex(of: "@"),
+            let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
+        else { return url }
+        return String(url[...colon]) + placeholder + String(url[at...])
+    }
 
     /// Keeps the scheme and any `Credential=`/`SignedHeaders=` parts, hides the signature or token.
     static func authorization(_ value: String) -> String {
@@ -105,14 +149,7 @@ public enum Redaction {
         if trimmed.uppercased().hasPrefix("AWS4-") {
             return text(trimmed)
         }
-        guard let space = trimmed.firstIndex(of: " ") else { return placeholder }
+        guard let space = trimmed.firstIndex(of: " ") else { return trimmed.isEmpty ? trimmed : placeholder }
         return "\(trimmed[..<space]) \(placeholder)"
-    }
-
-    static func policyEmbedsSessionToken(_ base64: String) -> Bool {
-        var text = base64.filter { !$0.isWhitespace }
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        guard let data = Data(base64Encoded: text) else { return false }
-        return String(decoding: data, as: UTF8.self).lowercased().contains("x-amz-security-token")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// The report formats of `--report-format`.
 public enum ReportFormat: String, CaseIterable, Sendable {
@@ -26,43 +27,40 @@ public protocol ReportWriter: AnyObject {
     func finish(_ summary: RunSummary) throws
 }
 
-/// Where a report goes: a text stream that is either standard output or a file written atomically (a temp file
-/// renamed over the target when the report is complete, so a crash never leaves half a report behind).
+/// Where a report goes: standard output (also for the path `-`), or a path opened as `OutputFile` says: a regular
+/// file written atomically (a temp file, mode 0600, renamed over the target — a symlink's target, in its own
+/// folder — when the report is complete, so a crash never leaves half a report behind), or a FIFO, device or
+/// `/dev/fd/N` written directly.
 public final class ReportOutput {
-    private let handle: FileHandle
-    private let temporaryPath: String?
+    private let handle: FileHandle?
+    private let file: OutputFile?
     private let finalPath: String?
     private var buffer = Data()
-    private var closed = false
 
     /// Standard output.
     public init() {
         handle = FileHandle.standardOutput
-        temporaryPath = nil
+        file = nil
         finalPath = nil
     }
 
-    /// A file at `path`, made complete only by `commit()`.
+    /// The file at `path` (standard output for `-`), made complete only by `commit()`.
     public init(path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary =
-            (directory.isEmpty ? "" : directory + "/") + ".\((path as NSString).lastPathComponent).\(getpid()).tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil),
-            let handle = FileHandle(forWritingAtPath: temporary)
-        else {
-            throw ReportError("cannot write the report \(path): \(String(cString: strerror(errno)).lowercased())")
+        guard path != "-" else {
+            (handle, file, finalPath) = (FileHandle.standardOutput, nil, nil)
+            return
         }
-        self.handle = handle
-        temporaryPath = temporary
+        do {
+            file = try OutputFile(path: path)
+        } catch {
+            throw ReportError("cannot write the report \(path): \(error.reason)")
+        }
+        handle = nil
         finalPath = path
     }
 
-    deinit {
-        if !closed, let temporaryPath {
-            try? handle.close()
-            unlink(temporaryPath)
-        }
-    }
+    /// True when the report goes to standard output itself (no path, `-`, `/dev/stdout`, `/dev/fd/1`).
+    public var isStandardOutput: Bool { finalPath == nil || file?.duplicated == STDOUT_FILENO }
 
     public var isTerminal: Bool { finalPath == nil && isatty(STDOUT_FILENO) == 1 }
 
@@ -70,13 +68,22 @@ public final class ReportOutput {
 
     public func write(_ bytes: Data) throws {
         buffer.append(bytes)
-        if buffer.count >= 64 * 1024 || finalPath == nil { try flush() }
+        if buffer.count >= 64 * 1024 || file?.isDirect ?? true { try flush() }
     }
 
     private func flush() throws {
         guard !buffer.isEmpty else { return }
+        if let file {
+            var failure: SystemError?
+            buffer.withUnsafeBytes { bytes in
+                do { try file.write(bytes) } catch let error as SystemError { failure = error } catch {}
+            }
+            if let failure { throw ReportError("cannot write the report \(file.path): \(failure.reason)") }
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
         do {
-            try handle.write(contentsOf: buffer)
+            try handle?.write(contentsOf: buffer)
         } catch {
             throw ReportError(
                 "cannot write the report \(finalPath ?? "to standard output"): \(error.localizedDescription)")
@@ -84,21 +91,14 @@ public final class ReportOutput {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Flushes, and for a file: fsync, then rename into place.
+    /// Flushes, and for a regular file: fsync, then rename into place.
     public func commit() throws {
         try flush()
-        guard let temporaryPath, let finalPath else { return }
+        guard let file, let finalPath else { return }
         do {
-            try handle.synchronize()
-            try handle.close()
+            try file.commit()
         } catch {
-            throw ReportError("cannot write the report \(finalPath): \(error.localizedDescription)")
-        }
-        closed = true
-        guard rename(temporaryPath, finalPath) == 0 else {
-            let reason = String(cString: strerror(errno)).lowercased()
-            unlink(temporaryPath)
-            throw ReportError("cannot write the report \(finalPath): \(reason)")
+            throw ReportError("cannot write the report \(finalPath): \(error.reason)")
         }
     }
 }
@@ -112,11 +112,13 @@ public struct ReportError: Error, CustomStringConvertible {
 extension ReportFormat {
     /// A writer of this format onto `output`; `pipelineName` names the JUnit suite and the table's heading.
     public func makeWriter(output: ReportOutput, pipelineName: String) throws -> ReportWriter {
+        let writer: ReportWriter
         switch self {
-        case .table: return TableReportWriter(output: output)
-        case .jsonl: return JSONLinesReportWriter(output: output)
-        case .junit: return try JUnitReportWriter(output: output, suiteName: pipelineName)
+        case .table: writer = TableReportWriter(output: output)
+        case .jsonl: writer = JSONLinesReportWriter(output: output)
+        case .junit: writer = try JUnitReportWriter(output: output, suiteName: pipelineName)
         }
+        return RedactingReportWriter(writer)
     }
 }
 
@@ -238,7 +240,7 @@ final class JUnitReportWriter: ReportWriter {
         self.output = output
         self.suiteName = suiteName
         spoolPath = NSTemporaryDirectory() + "/ingest-junit-\(getpid())-\(UUID().uuidString).xml"
-        guard FileManager.default.createFile(atPath: spoolPath, contents: nil),
+        guard FileManager.default.createFile(atPath: spoolPath, contents: nil, attributes: [.posixPermissions: 0o600]),
             let spool = FileHandle(forUpdatingAtPath: spoolPath)
         else { throw ReportError("cannot create a temp file for the JUnit report at \(spoolPath)") }
         self.spool = spool

@@ -22,10 +22,11 @@ final class FixtureBackend {
     /// `tls`: PEM certificate and key to serve HTTPS with.
     /// `acceptRepeats`: a backend that does not refuse a repeated callback with 409 but acts on it again (200),
     /// counting it under `callback_repeats`.
+    /// `urlStyle`: the form of the signed URLs it hands out (`aws`, `gcs`, `gcs-v2`, `azure`; default `aws`).
     init(
         faults: String = "[]", bearer: String? = nil, s3: SeaweedFS? = nil, bucket: String = "ingest-seeds",
         upstream: String? = nil, s3Post: (server: SeaweedFS, bucket: String)? = nil, urlTTL: Int? = nil,
-        tls: (cert: String, key: String)? = nil, acceptRepeats: Bool = false
+        tls: (cert: String, key: String)? = nil, acceptRepeats: Bool = false, urlStyle: String? = nil
     ) throws {
         scheme = tls == nil ? "http" : "https"
         var s3Arguments: [String] = []
@@ -49,6 +50,7 @@ final class FixtureBackend {
             + (bearer.map { ["--bearer", $0] } ?? []) + s3Arguments + (upstream.map { ["--upstream", $0] } ?? [])
             + (urlTTL.map { ["--url-ttl", String($0)] } ?? []) + (tls.map { ["--tls", $0.cert, $0.key] } ?? [])
             + (acceptRepeats ? ["--accept-repeats"] : [])
+            + (urlStyle.map { ["--url-style", $0] } ?? [])
             + (s3Post.map {
                 [
                     "--s3-post", "\($0.server.endpoint)/\($0.bucket)", "--s3-access-key", $0.server.accessKey,

@@ -72,6 +72,10 @@ struct RunOptions: ParsableArguments {
             return .usage
         }
         if let concurrency { pipeline.concurrency = concurrency }
+        // A path that is not there is a mistake on the command line, not a file that failed.
+        let missing = InputPaths.missing(paths)
+        for problem in missing { printError("ingest: \(problem) (nothing ran)") }
+        if !missing.isEmpty { return .usage }
         let settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
         let progress = quiet ? nil : RunProgress()
         var journal: (any JournalStore)?

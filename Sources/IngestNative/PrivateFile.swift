@@ -26,11 +26,4 @@ package enum PrivateFile {
         guard mode & 0o077 != 0 else { return }
         guard chmod(path, mode & ~0o077) == 0 else { throw SystemError(call: "chmod", path: path, errno: errno) }
     }
-
-    /// The permission bits of the file at `path` (`stat`), or nil when it cannot be read.
-    package static func mode(_ path: String) -> UInt32? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return UInt32(info.st_mode & 0o7777)
-    }
 }

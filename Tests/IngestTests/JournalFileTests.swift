@@ -9,6 +9,11 @@ import Testing
 @Suite struct JournalFileTests {
     let ingest = TestPaths.ingest
 
+    /// The permission bits of a file, or nil when it is missing.
+    static func mode(_ path: String) -> UInt32? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.uint32Value
+    }
+
     /// Three small files and a validate-only pipeline; returns the pipeline's path.
     func batch(_ folder: TemporaryFolder) throws -> String {
         for name in ["a", "b", "c"] { try folder.file("media/\(name).txt", name) }
@@ -143,7 +148,7 @@ import Testing
         try journal.setMeta("pipeline", "p")
         try journal.commit()
         for file in [path, path + "-wal", path + "-shm"] {
-            #expect(PrivateFile.mode(file) == 0o600, "\(file): \(String(PrivateFile.mode(file) ?? 0, radix: 8))")
+            #expect(Self.mode(file) == 0o600, "\(file): \(String(Self.mode(file) ?? 0, radix: 8))")
         }
         try journal.close()
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
@@ -153,7 +158,7 @@ import Testing
         try reopened.setMeta("pipeline", "q")
         try reopened.commit()
         for file in [path, path + "-wal", path + "-shm"] {
-            #expect(PrivateFile.mode(file) == 0o600, "\(file): \(String(PrivateFile.mode(file) ?? 0, radix: 8))")
+            #expect(Self.mode(file) == 0o600, "\(file): \(String(Self.mode(file) ?? 0, radix: 8))")
         }
         try reopened.close()
 
@@ -162,6 +167,6 @@ import Testing
         #expect(
             try runCommand(ingest, ["run", pipeline, "media", "--journal", "cli.sqlite"], directory: folder.path).status
                 == 0)
-        #expect(PrivateFile.mode(folder.path + "/cli.sqlite") == 0o600)
+        #expect(Self.mode(folder.path + "/cli.sqlite") == 0o600)
     }
 }

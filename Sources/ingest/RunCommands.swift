@@ -7,7 +7,11 @@ struct RunOptions: ParsableArguments {
     @Argument(help: "The pipeline file (YAML).")
     var pipeline: String
 
-    @Argument(help: "Files or folders to work on (default: the current folder).")
+    @Argument(
+        help: ArgumentHelp(
+            "Files or folders to work on (default: the current folder).",
+            discussion: "The work folder and the journal are never inputs; a path that does not exist is a usage "
+                + "error."))
     var paths: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Also write the report to this file.", valueName: "file"))

@@ -14,6 +14,11 @@ enum JournalFile {
         let temporary =
             (folder.isEmpty ? "" : folder + "/") + ".\(name).\(UUID().uuidString.prefix(8).lowercased()).tmp"
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) } }
+        // Left by a run killed while creating the journal (the caller holds the writer lock: no other run is).
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
+        for stale in names where stale.hasPrefix(".\(name).") && stale.contains(".tmp") {
+            unlink((folder.isEmpty ? "" : folder + "/") + stale)
+        }
         do {
             try PrivateFile.create(temporary)
         } catch {

@@ -171,9 +171,10 @@ package final class FileLock {
     private let descriptor: Int32
     package let path: String
 
-    /// Takes the lock, creating the file when needed; throws `EWOULDBLOCK` at once when another process holds it.
-    package init(path: String) throws(SystemError) {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    /// Takes the lock, creating the file when needed (unless `create` is false: then a missing file throws
+    /// `ENOENT`); throws `EWOULDBLOCK` at once when another process (or another lock of this one) holds it.
+    package init(path: String, create: Bool = true) throws(SystemError) {
+        let descriptor = open(path, O_RDWR | (create ? O_CREAT : 0) | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw SystemError(call: "open", path: path, errno: errno) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno

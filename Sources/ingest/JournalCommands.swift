@@ -28,7 +28,8 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show what the journal knows: files per state, and each failed or interrupted file with its reason.",
         discussion:
-            "Exit code 0 when no file failed or was interrupted, 1 otherwise, 3 when the journal cannot be read.")
+            "Files a live run is working on are shown in progress, with the pid that holds them. Exit code 0 when "
+            + "no file failed or was interrupted, 1 otherwise, 3 when the journal cannot be read.")
 
     @OptionGroup var location: JournalLocation
 
@@ -41,14 +42,9 @@ struct StatusCommand: ParsableCommand {
             throw ExitStatus.internalError
         }
         let counts = try journal.counts()
-        var out = "journal \(journal.path)"
-        if let name = try journal.meta("pipeline") { out += " (pipeline \(name))" }
-        out += "\n"
-        let states: [(JournalState, String)] = [
-            (.done, "done"), (.failed, "failed"), (.skipped, "skipped"),
-            (.running, "interrupted (the next run resumes them)"),
-        ]
-        for (state, label) in states { out += String(format: "%8d  ", counts[state] ?? 0) + label + "\n" }
+        // A `running` file a live run (or a live lease) holds is in progress, not interrupted.
+        let holders = try journal.liveHolders()
+        var inProgress = 0
         var problems = ""
         try journal.forEachRecord { record in
             switch record.state {
@@ -59,14 +55,29 @@ struct StatusCommand: ParsableCommand {
                         "      \(TerminalText.escaped("\(failure.stage).\(failure.rule): \(failure.message)"))\n"
                 }
             case .running:
-                problems +=
-                    "STOP  \(TerminalText.escaped(record.path))  \(try interruption(record, journal: journal))\n"
+                if let holder = holders.holder(of: record) {
+                    inProgress += 1
+                    problems += "RUN   \(TerminalText.escaped(record.path))  in progress (held by \(holder))\n"
+                } else {
+                    problems +=
+                        "STOP  \(TerminalText.escaped(record.path))  \(try interruption(record, journal: journal))\n"
+                }
             case .done, .skipped: break
             }
         }
+        var out = "journal \(journal.path)"
+        if let name = try journal.meta("pipeline") { out += " (pipeline \(name))" }
+        out += "\n"
+        let interrupted = (counts[.running] ?? 0) - inProgress
+        var lines: [(Int, String)] = [
+            (counts[.done] ?? 0, "done"), (counts[.failed] ?? 0, "failed"), (counts[.skipped] ?? 0, "skipped"),
+            (interrupted, "interrupted (the next run resumes them)"),
+        ]
+        if inProgress > 0 { lines.append((inProgress, "in progress (a live run holds them)")) }
+        for (count, label) in lines { out += String(format: "%8d  ", count) + label + "\n" }
         if !problems.isEmpty { out += "\n" + problems }
         FileHandle.standardOutput.write(Data(out.utf8))
-        let unfinished = (counts[.failed] ?? 0) + (counts[.running] ?? 0)
+        let unfinished = (counts[.failed] ?? 0) + interrupted
         throw unfinished > 0 ? ExitStatus.ruleFailures : ExitStatus.success
     }
 }

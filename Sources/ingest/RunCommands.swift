@@ -7,7 +7,11 @@ struct RunOptions: ParsableArguments {
     @Argument(help: "The pipeline file (YAML).")
     var pipeline: String
 
-    @Argument(help: "Files or folders to work on (default: the current folder).")
+    @Argument(
+        help: ArgumentHelp(
+            "Files or folders to work on (default: the current folder).",
+            discussion: "The work folder and the journal are never inputs; a path that does not exist is a usage "
+                + "error."))
     var paths: [String] = []
 
     @Option(
@@ -75,6 +79,10 @@ struct RunOptions: ParsableArguments {
             return .usage
         }
         if let concurrency { pipeline.concurrency = concurrency }
+        // A path that is not there is a mistake on the command line, not a file that failed.
+        let missing = InputPaths.missing(paths)
+        for problem in missing { printError("ingest: \(problem) (nothing ran)") }
+        if !missing.isEmpty { return .usage }
         let settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
         let progress = quiet ? nil : RunProgress()
         var journal: (any JournalStore)?

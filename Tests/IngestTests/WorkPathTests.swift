@@ -207,8 +207,10 @@ import Testing
         let firstPath = try #require(resized["path"] as? String)
         let secondPath = try #require(small["path"] as? String)
         #expect(firstPath != secondPath)
-        #expect(firstPath.hasPrefix(folder.workDirectory + "/0-jpeg/"), "\(firstPath)")
-        #expect(secondPath.hasPrefix(folder.workDirectory + "/1-jpeg/"), "\(secondPath)")
+        // Inside the run's own folder, `<work>/run-<pid>-<hex>/`.
+        #expect(firstPath.hasPrefix(folder.workDirectory + "/run-"), "\(firstPath)")
+        #expect(firstPath.contains("/0-jpeg/"), "\(firstPath)")
+        #expect(secondPath.contains("/1-jpeg/"), "\(secondPath)")
         // The second stage read the first's output, and the upload took the second's.
         #expect(small["before_bytes"] as? Int == resized["after_bytes"] as? Int)
         #expect(small["source_width"] as? Int == 160)

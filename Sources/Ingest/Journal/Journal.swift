@@ -47,6 +47,8 @@ public struct JournalRecord: Sendable {
     public var duplicateOf: String?
     /// True once a stage that uses the network started: the outside world may have seen this file.
     public var sideEffects: Bool
+    /// The run that wrote the row last (a live run's `running` rows are in progress, not interrupted).
+    public var runID: String? = nil
 }
 
 /// What the journal knows of one stage of one file.
@@ -132,64 +134,30 @@ public final class Journal: @unchecked Sendable {
             writerLock = nil
         }
         do {
-            database = try Database(path: path, create: create)
+            // Created whole, or checked before use: a journal without its tables is never taken for a new one.
+            if !FileManager.default.fileExists(atPath: path) {
+                try JournalFile.create(path)
+            } else if writer {
+                try JournalFile.checkBeforeWriting(path)
+            }
+            database = try Database(path: path, create: false)
             database.setBusyTimeout(milliseconds: 5_000)
-            try database.keepWriteAheadLogOnClose()
+            // A reader (`ingest status` beside a run) must not fold the log at close: that takes the write lock.
+            if !writer { try database.keepWriteAheadLogOnClose() }
+            // Checked before the pragmas write to it: a file that is not ours is left as it was.
+            try JournalFile.checkSchema(database, path: path)
             try database.execute(
                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
                     + "PRAGMA journal_size_limit=\(Journal.walSizeLimit);")
-            // A run killed right after creating the file leaves it without tables: whoever opens it next adds them.
-            let hasSchema = try !database.prepare("SELECT 1 FROM sqlite_master WHERE name = 'files'").rows().isEmpty
-            if writer || !hasSchema { try Journal.createSchema(database) }
-            let version = try database.prepare("SELECT value FROM meta WHERE key = 'schema'").rows().first?.first
-            if let version = version?.string, version != Journal.schemaVersion {
-                throw JournalError(
-                    "the journal \(path) has format \(version); this ingest reads format \(Journal.schemaVersion)")
-            }
         } catch let error as SQLiteError {
             throw JournalError("cannot open the journal \(path): \(error.message)")
         }
+        if writer { writerLock?.recordOwner(runID: runID) }
     }
 
     deinit {
         backgroundWriter?.stop()
         if inTransaction { try? database.execute("COMMIT") }
-    }
-
-    private static func createSchema(_ database: Database) throws(SQLiteError) {
-        // One transaction: a kill leaves all of the schema or none of it.
-        try database.execute(
-            """
-            BEGIN IMMEDIATE;
-            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '\(schemaVersion)');
-            CREATE TABLE IF NOT EXISTS files(
-                id INTEGER PRIMARY KEY,
-                root TEXT NOT NULL,
-                relative_path TEXT NOT NULL,
-                path TEXT NOT NULL,
-                size INTEGER, mtime_ns INTEGER, inode INTEGER, sha256 TEXT,
-                pipeline TEXT NOT NULL, config_hash TEXT NOT NULL,
-                state TEXT NOT NULL,
-                attempts INTEGER NOT NULL DEFAULT 0,
-                failures TEXT, reason TEXT, facts TEXT, template_values TEXT,
-                dedupe_key TEXT, duplicate_of TEXT,
-                side_effects INTEGER NOT NULL DEFAULT 0,
-                run_id TEXT,
-                updated_at INTEGER NOT NULL,
-                UNIQUE(root, relative_path));
-            CREATE INDEX IF NOT EXISTS files_dedupe ON files(dedupe_key) WHERE dedupe_key IS NOT NULL;
-            CREATE TABLE IF NOT EXISTS stages(
-                file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-                position INTEGER NOT NULL,
-                name TEXT NOT NULL,
-                status TEXT NOT NULL,
-                attempts INTEGER NOT NULL DEFAULT 0,
-                outputs TEXT, error TEXT,
-                updated_at INTEGER NOT NULL,
-                PRIMARY KEY(file_id, position)) WITHOUT ROWID;
-            COMMIT;
-            """)
     }
 
     /// The key the journal files a root under: absolute and tidied, so `media/` and `./media` are one root.
@@ -407,10 +375,9 @@ public final class Journal: @unchecked Sendable {
         if let failure { throw failure }
     }
 
-    /// Commits what is queued. The write-ahead log is not folded back into the database file here (that
-    /// checkpoint and its fsyncs were a fixed cost of every run): SQLite folds it as it grows past 1,000 pages,
-    /// `journal_size_limit` caps the file it leaves, and readers read through it.
-    /// A reader (`ingest status` beside a run) does not commit: taking the write lock could hold up the run's next
+    /// Commits what is queued, then folds the write-ahead log into the database file and empties it
+    /// (`wal_checkpoint(TRUNCATE)`), so the one file is the whole journal: a copy or cache of it alone resumes.
+    /// A reader (`ingest status` beside a run) does neither: taking the write lock could hold up the run's next
     /// batch.
     public func close() throws {
         backgroundWriter?.stop()
@@ -425,6 +392,8 @@ public final class Journal: @unchecked Sendable {
         readers.removeAll()
         queueLock.unlock()
         lock.lock()
+        // Only a reader of another process (a `status`) can hold it up; the log then stays, and is read through.
+        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         // Another run may start now, even while this object lingers.
         writerLock = nil
         lock.unlock()
@@ -478,7 +447,7 @@ public final class Journal: @unchecked Sendable {
 
     static let recordColumns = """
         id, root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash, state, attempts, \
-        failures, reason, facts, template_values, dedupe_key, duplicate_of, side_effects
+        failures, reason, facts, template_values, dedupe_key, duplicate_of, side_effects, run_id
         """
 
     /// The record of one file, or nil when the journal has never seen it.
@@ -565,7 +534,7 @@ public final class Journal: @unchecked Sendable {
             state: row[10].string.flatMap(JournalState.init(rawValue:)) ?? .running, attempts: Int(row[11].int ?? 0),
             failures: failures(row[12]), reason: row[13].string, facts: object(row[14]),
             templateValues: object(row[15]), dedupeKey: row[16].string, duplicateOf: row[17].string,
-            sideEffects: (row[18].int ?? 0) != 0)
+            sideEffects: (row[18].int ?? 0) != 0, runID: row.count > 19 ? row[19].string : nil)
     }
 
     static func object(_ value: SQLiteValue) -> JSONObject {

@@ -38,6 +38,8 @@ public protocol JournalStore: AnyObject, Sendable {
     func stages(fileID: Int64) throws -> [JournalStage]
     func counts() throws -> [JournalState: Int]
     func forEachRecord(_ body: (JournalRecord) throws -> Void) throws
+    /// Who works on the `running` files now: a live run (SQLite) or the live leases (PostgreSQL).
+    func liveHolders() throws -> JournalHolders
 
     /// Asks to work on a file. A journal of one machine always grants it; a shared one grants it unless another
     /// worker holds a live lease on it, and takes over a lease whose worker stopped renewing it (a crash).
@@ -59,7 +61,7 @@ public enum JournalLease: Sendable, Equatable {
 }
 
 extension Journal: JournalStore {
-    public var localFiles: [String] { [path, path + "-wal", path + "-shm"] }
+    public var localFiles: [String] { [path, path + "-wal", path + "-shm", path + ".lock"] }
     public func lease(root: String, relativePath: String) throws -> JournalLease { .granted }
     public func endLease(root: String, relativePath: String) {}
     public var leasePollInterval: Double { 1 }

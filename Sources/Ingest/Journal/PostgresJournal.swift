@@ -180,7 +180,7 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
     /// Runs `body` on a pooled connection (one per worker thread at a time; libpq connections are not
     /// thread-safe). A connection the server dropped is not put back.
     @discardableResult
-    private func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         poolLock.lock()
         let pooled = pool.popLast()
         poolLock.unlock()

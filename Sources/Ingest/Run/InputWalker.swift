@@ -1,3 +1,4 @@
+import Foundation
 import IngestNative
 
 /// One input the walker found: a regular file to run the stages on, or a problem with an entry that is reported as
@@ -71,13 +72,23 @@ public final class InputWalker: Sequence, IteratorProtocol {
     private var currentRoot = ""
     /// Its position among the roots (sorted); -1 before the first.
     private var currentRootIndex = -1
+    /// Files and folders that are never inputs (the work folder, the journal's files), by device and inode.
+    private let ignored: Set<FolderIdentity>
     /// A cancelled run ends the walk: a tree where few entries match can take long between two files.
     private let cancellation: RunCancellation?
 
-    /// `paths` are files or folders, as given on the command line; they are taken in sorted order. Once
-    /// `cancellation` is cancelled the walk ends (`next()` returns nil) at the next entry.
-    public init(paths: [String], spec: InputSpec, cancellation: RunCancellation? = nil) {
+    /// `paths` are files or folders, as given on the command line; they are taken in sorted order. Nothing at or
+    /// under a path of `ignoring` (the work folder, the journal and its side files) is listed, however it is
+    /// reached: they are known by device and inode, so `./.ingest`, an absolute path or a symlink are all one.
+    /// Once `cancellation` is cancelled the walk ends (`next()` returns nil) at the next entry.
+    public init(
+        paths: [String], spec: InputSpec, ignoring: [String] = [], cancellation: RunCancellation? = nil
+    ) {
         self.spec = spec
+        ignored = Set(
+            ignoring.compactMap { try? FileStatus(path: $0, followLinks: true) }.map {
+                FolderIdentity(device: $0.device, inode: $0.inode)
+            })
         include = spec.include.map(Glob.init)
         exclude = spec.exclude.map(Glob.init)
         pendingRoots = paths.sorted().reversed()
@@ -115,6 +126,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
         } catch {
             return problem(path: root, relativePath: root, rule: "unreadable", "cannot open: \(error.reason)")
         }
+        if isIgnored(root: root) { return nil }
         switch status.kind {
         case .regular:
             let name = root.split(separator: "/").last.map(String.init) ?? root
@@ -206,11 +218,13 @@ public final class InputWalker: Sequence, IteratorProtocol {
                 guard let fresh = try? FileStatus(path: path, followLinks: true) else { return nil }
                 folderStatus = fresh
             }
+            if isIgnored(folderStatus) { return nil }
             return push(
                 directory: path, relativePrefix: relativePath + "/", depth: frame.depth + 1, status: folderStatus)
         case .regular:
             guard isIncluded(relativePath) else { return nil }
             let fileStatus = status ?? (try? FileStatus(path: path, followLinks: true))
+            if let fileStatus, isIgnored(fileStatus) { return nil }
             var entry = InputEntry(
                 path: path, relativePath: relativePath, size: fileStatus?.size ?? 0, root: currentRoot,
                 rootIndex: currentRootIndex)
@@ -222,6 +236,23 @@ public final class InputWalker: Sequence, IteratorProtocol {
             return problem(
                 path: path, relativePath: relativePath, rule: "not_a_file",
                 "not a regular file (a FIFO, socket or device); skipped")
+        }
+    }
+
+    private func isIgnored(_ status: FileStatus) -> Bool {
+        !ignored.isEmpty && ignored.contains(FolderIdentity(device: status.device, inode: status.inode))
+    }
+
+    /// True when the root, or a folder it lies in, is ignored (a root given inside the work folder).
+    private func isIgnored(root: String) -> Bool {
+        guard !ignored.isEmpty else { return false }
+        var path = root.hasPrefix("/") ? root : FileManager.default.currentDirectoryPath + "/" + root
+        path = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        while true {
+            if let status = try? FileStatus(path: path, followLinks: true), isIgnored(status) { return true }
+            let parent = (path as NSString).deletingLastPathComponent
+            if parent == path || parent.isEmpty { return false }
+            path = parent
         }
     }
 

@@ -81,7 +81,8 @@ public enum ResumePolicy: Sendable, Equatable {
 /// instead of repeating the call.
 public final class Runner: @unchecked Sendable {
     public let pipeline: Pipeline
-    public let settings: RunSettings
+    /// `workDirectory` is the run's own folder inside the work folder while `run` goes on.
+    public internal(set) var settings: RunSettings
     /// The stages that run: all of them, or only the local ones for `ingest validate`.
     public let stages: [ConfiguredStage]
 
@@ -127,19 +128,18 @@ public final class Runner: @unchecked Sendable {
     /// rethrown.
     @discardableResult
     public func run(paths: [String], onItem: (ItemReport) throws -> Void) throws -> RunSummary {
-        if let journal {
-            // This run holds the journal's writer lock, so what is in the work folder was left by a killed run.
-            try WorkFolder.prepare(settings.workDirectory, keeping: journal.localFiles)
-            try journal.setMeta("pipeline", pipeline.name)
-        }
-        let walker = InputWalker(paths: paths, spec: pipeline.input, cancellation: cancellation)
+        let ignored = ignoredPaths()
+        let runFolder = try claimRunFolder()
+        defer { if let runFolder { releaseRunFolder(runFolder) } }
+        if let journal { try journal.setMeta("pipeline", pipeline.name) }
+        let walker = InputWalker(paths: paths, spec: pipeline.input, ignoring: ignored, cancellation: cancellation)
         let shard = self.shard
         if let progress {
             // The total is counted by a second, cheap walk beside the work, so the first file starts at once.
             let spec = pipeline.input
             let counter = Thread { [cancellation] in
                 var total = 0
-                for entry in InputWalker(paths: paths, spec: spec, cancellation: cancellation)
+                for entry in InputWalker(paths: paths, spec: spec, ignoring: ignored, cancellation: cancellation)
                 where shard?.contains(relativePath: entry.relativePath) ?? true {
                     total += 1
                 }

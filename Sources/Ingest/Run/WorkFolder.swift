@@ -2,17 +2,15 @@ import Crypto
 import Foundation
 
 /// The work folder (`.ingest/work`): temp and transcoded files, which belong to the file being worked on and are
-/// removed when it is finished. A killed run leaves some behind; a journaled run, which holds the journal's writer
-/// lock and so is the only run using the folder, clears them before it starts.
+/// removed when it is finished. Each run writes only inside a folder of its own there (`RunWorkFolder`), so runs
+/// sharing the work folder never remove each other's files.
 enum WorkFolder {
     /// Marks a folder ingest created, so everything in it is ingest's to delete.
     static let marker = ".ingest-work"
 
-    /// Creates the folder (marked) or clears what a killed run left: everything when the folder is marked, and
-    /// otherwise (a folder the user named, holding other things) only the half-written `.name.XXXXXX.tmp` files of
-    /// atomic writes. Returns the paths removed.
-    @discardableResult
-    static func prepare(_ path: String, keeping kept: [String] = []) throws -> [String] {
+    /// Creates the folder (marked) when it is missing. What is in it is left alone: the run folders of other runs,
+    /// live or dead, are `RunWorkFolder`'s to judge.
+    static func prepare(_ path: String) throws {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -22,33 +20,10 @@ enum WorkFolder {
             } catch {
                 throw JournalError("cannot create the work folder \(path): \(error.localizedDescription)")
             }
-            return []
+            return
         }
         guard isDirectory.boolValue else { throw JournalError("the work folder \(path) is not a folder") }
-        let entries = (try? manager.contentsOfDirectory(atPath: path)) ?? []
-        if entries.isEmpty {
-            mark(path)
-            return []
-        }
-        var removed: [String] = []
-        if entries.contains(marker) {
-            for name in entries where name != marker {
-                let full = path + "/" + name
-                // The journal may have been put inside the work folder: never delete it.
-                let keptInside = kept.contains { $0 == full || WorkFolder.contains($0, folder: full) }
-                if keptInside { continue }
-                if (try? manager.removeItem(atPath: full)) != nil { removed.append(full) }
-            }
-            return removed
-        }
-        let enumerator = manager.enumerator(atPath: path)
-        while let relative = enumerator?.nextObject() as? String {
-            let name = (relative as NSString).lastPathComponent
-            guard name.hasPrefix("."), name.hasSuffix(".tmp") else { continue }
-            let full = path + "/" + relative
-            if unlink(full) == 0 { removed.append(full) }
-        }
-        return removed
+        if (try? manager.contentsOfDirectory(atPath: path))?.isEmpty ?? false { mark(path) }
     }
 
     /// Creates the marker in place: `FileManager.createFile` writes a temp file first, which a kill could leave.
@@ -58,8 +33,8 @@ enum WorkFolder {
     }
 
     /// Where a stage that transcodes writes `item`'s new file:
-    /// `<work>/<stage>/<root>/<relative dir>/<file name>.<ext>`, e.g. `.ingest/work/2-video/0-clips/day1/clip.mov.mp4`,
-    /// where `<stage>` is `StageContext.workFolderName(for:)`: the stage's position and name, so two stages of one
+    /// `<work>/<stage>/<root>/<relative dir>/<file name>.<ext>`, `<work>` being the run's own folder, e.g.
+    /// `.ingest/work/run-…/2-video/0-clips/day1/clip.mov.mp4`, where `<stage>` is `StageContext.workFolderName(for:)`: the stage's position and name, so two stages of one
     /// kind never share a path. Every item of a run gets its own path, because the runner removes a finished item's
     /// work file: two items sharing one would lose each other's upload depending on which finished first. So
     /// - `<root>` is the input root's position among the roots and its name (`0-clips`, `1-clips`): `a/x.jpg` and

@@ -1,0 +1,53 @@
+import Foundation
+import IngestNative
+import Testing
+
+@testable import Ingest
+
+/// `ingest status` on a PostgreSQL journal: a `running` file under a live lease is in progress, held by that
+/// worker's pid on its host; one whose worker stopped renewing (its lease expired) is interrupted.
+@Suite struct PostgresStatusTests {
+    @Test func aLiveLeaseIsInProgressAnExpiredOneIsInterrupted() throws {
+        let server: PostgresServer
+        do {
+            server = try PostgresServer.shared()
+        } catch let failure as PostgresServer.Failure {
+            if case .notInstalled = failure {
+                print("not run: \(failure)")
+                return
+            }
+            throw failure
+        }
+        let url = try server.createDatabase()
+        func start(_ name: String) -> Journal.Start {
+            Journal.Start(
+                root: "/r", relativePath: name, path: "r/" + name, size: 1, modified: 1, inode: 1, sha256: nil,
+                pipeline: "p", configHash: "c", templateValues: [:], dedupeKey: nil, keepStages: false,
+                existingID: nil)
+        }
+        let live = try PostgresJournal(url: url, leaseSeconds: 30)
+        #expect(try live.lease(root: "/r", relativePath: "live.mov") == .granted)
+        _ = try live.begin(start("live.mov"))
+        let stuck = try PostgresJournal(url: url, writer: true, leaseSeconds: 1, workLockPath: nil, renews: false)
+        #expect(try stuck.lease(root: "/r", relativePath: "stuck.mov") == .granted)
+        _ = try stuck.begin(start("stuck.mov"))
+        usleep(1_500_000)
+
+        let reader = try PostgresJournal(url: url, writer: false)
+        let holders = try reader.liveHolders()
+        var seen: [String: String?] = [:]
+        try reader.forEachRecord { seen[$0.relativePath] = holders.holder(of: $0) }
+        let host = ProcessInfo.processInfo.hostName
+        #expect(seen["live.mov"] == .some("pid \(getpid()) on \(host)"), "\(seen)")
+        #expect(seen["stuck.mov"] == .some(nil), "\(seen)")
+
+        let status = try runCommand(TestPaths.ingest, ["status", "--journal", url])
+        #expect(
+            status.stdout.contains("RUN   r/live.mov  in progress (held by pid \(getpid()) on \(host))"),
+            "\(status.stdout)")
+        #expect(status.stdout.contains("STOP  r/stuck.mov  interrupted"), "\(status.stdout)")
+        #expect(status.status == 1)
+        try live.close()
+        try stuck.close()
+    }
+}

@@ -48,7 +48,7 @@ public struct ConfigNode: Sendable {
     /// What the node is, for "expected X, found Y" messages.
     public var kindDescription: String {
         switch kind {
-        case .scalar(let text, _): return isNull ? "null" : "'\(text)'"
+        case .scalar(let text, _): return isNull ? "null" : ConfigNode.echo(text)
         case .sequence: return "a list"
         case .mapping: return "a mapping"
         }

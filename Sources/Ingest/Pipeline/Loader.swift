@@ -236,7 +236,7 @@ extension Pipeline {
         for index in leftOut.sorted(by: >) { stages.remove(at: index) }
         let pipeline = Pipeline(
             version: file.version.value, name: file.name, input: file.input.spec,
-            concurrency: file.concurrency?.value, stages: stages, source: source,
+            concurrency: file.concurrency, stages: stages, source: source,
             dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
             configHash: ConfigDigest.hash(written))
         return DecodedFile(pipeline: pipeline, document: document, errors: [])

@@ -33,7 +33,9 @@ public struct RequestStage: Stage {
                     doc:
                         "Body template sent as JSON; a string that is exactly one `{{x}}` keeps x's type (numbers, objects)."
                 ),
-                OptionField("timeout", \.timeout, doc: "Limit for one attempt, response included.", default: "60s"),
+                OptionField(
+                    "timeout", \.timeout, range: DurationValue.timeoutRange,
+                    doc: "Limit for one attempt, response included.", default: "60s"),
                 OptionField("expect", \.expect, doc: "Statuses that count as success.", default: "any 2xx"),
                 OptionField(
                     "on_conflict", \.onConflict,

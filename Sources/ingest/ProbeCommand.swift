@@ -74,6 +74,10 @@ struct ProbeCommand: ParsableCommand {
 
     /// One output line for one file, and whether it failed.
     static func describe(_ entry: InputEntry, timeout: Double, json: Bool) -> (String, Bool) {
+        if let reason = entry.skipReason {
+            guard json else { return ("\(entry.path): skipped: \(reason)", false) }
+            return (JSONValue.object(["path": .string(entry.path), "skipped": .string(reason)]).serialized(), false)
+        }
         let result: Result<ProbeResult, ProbeError>
         if let problem = entry.problem {
             result = .failure(ProbeError(rule: problem.rule, message: problem.message))

@@ -37,7 +37,7 @@ extension StageOptions {
             let name = key.scalar ?? ""
             guard let field = fields.first(where: { $0.name == name }) else {
                 throw key.error(
-                    "unknown option '\(name)'; known: \(fields.map(\.name).joined(separator: ", "))",
+                    "unknown option \(ConfigNode.echo(name)); known: \(fields.map(\.name).joined(separator: ", "))",
                     suggestion: closestMatch(to: name, in: fields.map(\.name)))
             }
             guard seen.insert(name).inserted else { throw key.error("option '\(name)' is given twice") }
@@ -181,7 +181,7 @@ extension OptionEnum {
         let names = Self.allCases.map(\.rawValue)
         guard let value = Self(rawValue: text) else {
             throw node.error(
-                "'\(text)' is not one of: \(names.joined(separator: ", "))",
+                "\(ConfigNode.echo(text)) is not one of: \(names.joined(separator: ", "))",
                 suggestion: closestMatch(to: text, in: names))
         }
         self = value

@@ -157,7 +157,7 @@ extension ConfiguredStage {
         let name = key.scalar ?? ""
         guard let descriptor = StageRegistry.descriptor(named: name) else {
             throw key.error(
-                "unknown stage '\(name)'; known: \(StageRegistry.names.joined(separator: ", "))",
+                "unknown stage \(ConfigNode.echo(name)); known: \(StageRegistry.names.joined(separator: ", "))",
                 suggestion: closestMatch(to: name, in: StageRegistry.names))
         }
         var options = value

@@ -291,6 +291,9 @@ public final class Runner: @unchecked Sendable {
                 templateValues: [:])
             return ItemReport(path: entry.path, relativePath: entry.relativePath, status: .failed, failures: [problem])
         }
+        if let reason = entry.skipReason {
+            return ItemReport(path: entry.path, relativePath: entry.relativePath, status: .skipped, skipReason: reason)
+        }
         if let journal {
             // A shared journal hands each file to one worker at a time; a local one always says yes.
             let answer: JournalLease

@@ -20,12 +20,12 @@ enum CLINumber {
     /// Seconds a PostgreSQL lease lasts.
     static let leaseSeconds = 1.0...86400.0
 
-    static func whole(_ text: String, _ option: String, _ range: ClosedRange<Int>) throws -> Int {
+    /// A whole number in `range`; `rule` says what is allowed when the range alone would not (`200, 201 or 204`).
+    static func whole(_ text: String, _ option: String, _ range: ClosedRange<Int>, rule: String? = nil) throws -> Int {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard let value = Int(trimmed), range.contains(value) else {
-            throw CLINumberError(
-                description: "\(option) must be a whole number between \(range.lowerBound) and \(range.upperBound), "
-                    + "found \(echo(text))")
+            let allowed = rule ?? "a whole number between \(range.lowerBound) and \(range.upperBound)"
+            throw CLINumberError(description: "\(option) must be \(allowed), found \(echo(text))")
         }
         return value
     }

@@ -25,7 +25,9 @@ struct PresignOptions: ParsableArguments {
     @Option(
         name: .long, parsing: .unconditional,
         help: ArgumentHelp("Seconds the upload stays valid (1 to 604800).", valueName: "seconds"),
-        transform: { try CLINumber.whole($0, "--expires", S3Presigner.expiryRange) })
+        transform: {
+            try CLINumber.whole($0, "--expires", Int.min...Int.max, rule: "1 to 604800 seconds (7 days)")
+        })
     var expires: Int = 3600
 
     @Option(name: .long, help: ArgumentHelp("AWS region (default: AWS_REGION).", valueName: "region"))
@@ -134,7 +136,9 @@ struct PresignPostCommand: ParsableCommand {
     @Option(
         name: .long, parsing: .unconditional,
         help: ArgumentHelp("Status S3 answers a successful upload with: 200, 201 or 204.", valueName: "n"),
-        transform: { try CLINumber.whole($0, "--success-action-status", 200...204) })
+        transform: {
+            try CLINumber.whole($0, "--success-action-status", Int.min...Int.max, rule: "200, 201 or 204")
+        })
     var successActionStatus: Int?
 
     /// `MIN,MAX` with sizes such as `100MB`.

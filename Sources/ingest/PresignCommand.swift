@@ -24,7 +24,7 @@ struct PresignOptions: ParsableArguments {
 
     @Option(
         name: .long, parsing: .unconditional,
-        help: ArgumentHelp("Seconds the upload stays valid (1 to 604800).", valueName: "seconds"),
+        help: ArgumentHelp("Seconds the upload stays valid (1 to 604800; default: 3600).", valueName: "seconds"),
         transform: {
             try CLINumber.whole($0, "--expires", Int.min...Int.max, rule: "1 to 604800 seconds (7 days)")
         })

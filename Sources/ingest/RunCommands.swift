@@ -32,7 +32,8 @@ struct RunOptions: ParsableArguments {
 
     @Option(
         name: .long, parsing: .unconditional,
-        help: ArgumentHelp("Seconds one file's probe may take before it fails (0.001 to 86400).", valueName: "seconds"),
+        help: ArgumentHelp(
+            "Seconds one file's probe may take before it fails (0.001 to 86400; default: 10).", valueName: "seconds"),
         transform: { try CLINumber.seconds($0, "--probe-timeout", CLINumber.probeSeconds) })
     var probeTimeout: Double = 10
 
@@ -163,7 +164,8 @@ struct JournalOptions: ParsableArguments {
     @Option(
         name: .long, parsing: .unconditional,
         help: ArgumentHelp(
-            "Seconds a PostgreSQL lease lasts unless renewed (1 to 86400): how long a crashed worker's files wait.",
+            "Seconds a PostgreSQL lease lasts unless renewed (1 to 86400; default: 60): how long a crashed "
+                + "worker's files wait.",
             valueName: "seconds"),
         transform: { try CLINumber.seconds($0, "--lease-seconds", CLINumber.leaseSeconds) })
     var leaseSeconds: Double = 60

@@ -25,7 +25,8 @@ extension RangedOptionValue {
         do {
             value = try Self(from: node)
         } catch var error as PipelineFileError {
-            error.message += "; \(name) must be \(describe(range))"
+            // A list or mapping in place of a number is a shape mistake, not a number out of range.
+            if node.scalar != nil && !node.isNull { error.message += "; \(name) must be \(describe(range))" }
             throw error
         }
         guard range.contains(value) else {

@@ -134,10 +134,14 @@ import Testing
         let folder = try TemporaryFolder("long")
         defer { folder.remove() }
         let long = String(repeating: "9", count: 1_000_000)
-        let pipeline = try folder.file("p.yml", "version: 1\nname: n\nconcurrency: \(long)\nstages:\n  - probe:\n")
+        let pipeline = try folder.file(
+            "p.yml",
+            "version: 1\nname: n\nconcurrency: \(long)\nstages:\n  - request: {url: 'http://127.0.0.1:9/', method: \(long)}\n"
+                + "  - video: {preset: \(long)}\n")
         let result = try runCommand(ingest, ["lint", pipeline])
         #expect(result.status == 2)
-        #expect(result.stdout.count < 1000, "\(result.stdout.count) characters of error")
+        #expect(result.stdout.count < 2000, "\(result.stdout.count) characters of error")
+        #expect(result.stdout.split(separator: "\n").count == 3)
         #expect(result.stdout.contains("(1000000 characters)"))
         #expect(result.stdout.contains("concurrency must be between 1 and 1024"))
     }

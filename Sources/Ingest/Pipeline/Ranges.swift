@@ -126,9 +126,10 @@ extension ConfigNode {
 extension OptionValue {
     /// Decodes a field's value, checking a ranged type against its `defaultRange`.
     static func decodeInDefaultRange(_ node: ConfigNode, name: String) throws -> Self {
-        guard let ranged = Self.self as? any RangedOptionValue.Type else { return try Self(from: node) }
-        // The cast back cannot fail: `ranged` is `Self`.
-        return try ranged.decodeInOwnDefaultRange(node, name: name) as! Self
+        guard let ranged = Self.self as? any RangedOptionValue.Type,
+            let value = try ranged.decodeInOwnDefaultRange(node, name: name) as? Self
+        else { return try Self(from: node) }
+        return value
     }
 
     static var schemaWithDefaultRange: JSONValue {

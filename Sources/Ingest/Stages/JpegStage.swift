@@ -92,7 +92,8 @@ public struct JpegStage: Stage {
                 OptionField("subsampling", \.subsampling, doc: "Chroma subsampling: 420, 422 or 444.", default: "420"),
                 OptionField("progressive", \.progressive, doc: "Write a progressive JPEG.", default: "false"),
                 OptionField(
-                    "max_dimension", \.maxDimension, range: 1...65_535, doc: "Longest edge in pixels; larger photos are scaled down.",
+                    "max_dimension", \.maxDimension, range: 1...65_535,
+                    doc: "Longest edge in pixels; larger photos are scaled down.",
                     default: "no limit"),
                 OptionField("filter", \.filter, doc: "Downscaling filter: `lanczos` or `area`.", default: "lanczos"),
                 OptionField(
@@ -106,7 +107,8 @@ public struct JpegStage: Stage {
                         "Keep the original JPEG when re-encoding saves less than this (`5%`) and it needs no resize or rotation.",
                     default: "always re-encode"),
                 OptionField(
-                    "max_pixels", \.maxPixels, range: 1...Int(Int32.max), doc: "Largest width × height decoded; checked from the header.",
+                    "max_pixels", \.maxPixels, range: 1...Int(Int32.max),
+                    doc: "Largest width × height decoded; checked from the header.",
                     default: "100000000"),
                 OptionField(
                     "max_bytes", \.maxBytes, range: ByteSize(bytes: 1)...ByteSize(bytes: Int64(Int32.max)),

@@ -89,6 +89,36 @@ import Testing
         }
     }
 
+    /// The values reported as crashes (SIGILL), each alone in a file the old checks accepted, run the way that
+    /// trapped: at `validate` time, in `lint` itself, or when `run` built a request.
+    static let reportedTraps: [(yaml: String, command: String, expected: String)] = [
+        ("  - validate: {duration: {min: 99999999999999999999h}}", "validate", "min must be between 0s and 366d"),
+        ("  - validate: {duration: {max: 3600000000000000000000s}}", "lint", "max must be between 0s and 366d"),
+        (
+            "  - request: {url: 'http://127.0.0.1:9/x', connect_timeout: 9223372036854775s}", "run",
+            "connect_timeout must be between 0.001s and 1d"
+        ),
+        (
+            "  - request: {url: 'http://127.0.0.1:9/x', stall_timeout: 99999999999999999999s}", "run",
+            "stall_timeout must be between 1s and 1d"
+        ),
+    ]
+
+    @Test(arguments: 0..<reportedTraps.count)
+    func reportedTrapsAreRefusedAtLoad(_ index: Int) throws {
+        let (yaml, command, expected) = Self.reportedTraps[index]
+        let folder = try TemporaryFolder("traps")
+        defer { folder.remove() }
+        let pipeline = try folder.file("p.yml", "version: 1\nname: traps\nstages:\n\(yaml)\n")
+        let arguments =
+            command == "lint" ? ["lint", pipeline] : [command, pipeline, Samples.good("plain.mov"), "--no-journal"]
+        let result = try runCommand(
+            ingest, command == "validate" ? Array(arguments.dropLast()) : arguments, directory: folder.path)
+        #expect(result.status == 2, "\(yaml): status \(result.status)\n\(result.stdout)\(result.stderr)")
+        #expect((result.stdout + result.stderr).contains("\(pipeline):4:"), "\(result.stdout)\(result.stderr)")
+        #expect((result.stdout + result.stderr).contains(expected), "\(result.stdout)\(result.stderr)")
+    }
+
     /// Every number option of the command line, with the text its error must hold.
     static let options: [(arguments: [String], expected: String)] = [
         (["probe", "--timeout"], "--timeout must be a number of seconds between 0.001 and 86400"),
@@ -103,8 +133,9 @@ import Testing
     func commandLineNumbers(_ value: String) throws {
         let folder = try TemporaryFolder("cli-numbers")
         defer { folder.remove() }
-        let input = try folder.file("in/a.txt", "hello")
-        let pipeline = try folder.file("p.yml", "version: 1\nname: n\nstages:\n  - validate: {extensions: [txt]}\n")
+        // A real movie that the stages probe, so a timeout that passed would be used (`nan` trapped there).
+        let input = Samples.good("plain.mov")
+        let pipeline = try folder.file("p.yml", "version: 1\nname: n\nstages:\n  - validate: {duration: {max: 1h}}\n")
         for (arguments, expected) in Self.options {
             let positional = arguments[0] == "probe" ? [input] : [pipeline, input]
             let command = [arguments[0]] + positional + [arguments[1], value]

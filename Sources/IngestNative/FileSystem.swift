@@ -38,6 +38,8 @@ package struct FileStatus: Equatable, Sendable {
     package enum Kind: Sendable, Equatable { case regular, directory, symlink, other }
 
     package var kind: Kind
+    /// What the file is, for messages: "a folder", "a FIFO (named pipe)", "a socket" …
+    package var kindName: String
     package var size: Int64
     package var device: UInt64
     package var inode: UInt64
@@ -54,6 +56,16 @@ package struct FileStatus: Equatable, Sendable {
         case S_IFDIR: kind = .directory
         case S_IFLNK: kind = .symlink
         default: kind = .other
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kindName = "a regular file"
+        case S_IFDIR: kindName = "a folder"
+        case S_IFLNK: kindName = "a symlink"
+        case S_IFIFO: kindName = "a FIFO (named pipe)"
+        case S_IFSOCK: kindName = "a socket"
+        case S_IFCHR: kindName = "a character device"
+        case S_IFBLK: kindName = "a block device"
+        default: kindName = "not a regular file"
         }
         size = Int64(info.st_size)
         device = UInt64(info.st_dev)

@@ -22,7 +22,12 @@ struct PresignOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("Where the object goes.", valueName: "s3://BUCKET/KEY"))
     var location: String
 
-    @Option(name: .long, help: ArgumentHelp("Seconds the upload stays valid (1 to 604800).", valueName: "seconds"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Seconds the upload stays valid (1 to 604800; default: 3600).", valueName: "seconds"),
+        transform: {
+            try CLINumber.whole($0, "--expires", Int.min...Int.max, rule: "1 to 604800 seconds (7 days)")
+        })
     var expires: Int = 3600
 
     @Option(name: .long, help: ArgumentHelp("AWS region (default: AWS_REGION).", valueName: "region"))
@@ -129,14 +134,18 @@ struct PresignPostCommand: ParsableCommand {
     var startsWith: String?
 
     @Option(
-        name: .long, help: ArgumentHelp("Status S3 answers a successful upload with: 200, 201 or 204.", valueName: "n"))
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Status S3 answers a successful upload with: 200, 201 or 204.", valueName: "n"),
+        transform: {
+            try CLINumber.whole($0, "--success-action-status", Int.min...Int.max, rule: "200, 201 or 204")
+        })
     var successActionStatus: Int?
 
     /// `MIN,MAX` with sizes such as `100MB`.
     static func parseRange(_ text: String) -> ClosedRange<Int64>? {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         guard parts.count == 2, let min = ByteSize.parse(String(parts[0])), let max = ByteSize.parse(String(parts[1])),
-            min.bytes <= max.bytes
+            min.bytes <= max.bytes, max <= ByteSize.maximum
         else { return nil }
         return min.bytes...max.bytes
     }

@@ -18,19 +18,24 @@ struct ProbeCommand: ParsableCommand {
     @Flag(name: .long, help: "One JSON object per file per line.")
     var json = false
 
-    @Option(name: .long, help: ArgumentHelp("Seconds one file's probe may take before it fails.", valueName: "seconds"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp(
+            "Seconds one file's probe may take before it fails (0.001 to 86400; default: 10).", valueName: "seconds"),
+        transform: { try CLINumber.seconds($0, "--timeout", CLINumber.probeSeconds) })
     var timeout: Double = 10
 
-    @Option(name: .long, help: ArgumentHelp("Files probed at once (default: number of cores).", valueName: "n"))
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp("Files probed at once, 1 to 1024 (default: number of cores).", valueName: "n"),
+        transform: { try CLINumber.whole($0, "--jobs", CLINumber.workers) })
+    var jobs: Int = min(ProcessInfo.processInfo.activeProcessorCount, Pipeline.maxConcurrency)
 
     @Argument(help: "Files (folders are walked).")
     var files: [String]
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one file") }
-        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        if timeout <= 0 { throw ValidationError("--timeout must be positive") }
     }
 
     func run() throws {
@@ -71,6 +76,10 @@ struct ProbeCommand: ParsableCommand {
 
     /// One output line for one file, and whether it failed.
     static func describe(_ entry: InputEntry, timeout: Double, json: Bool) -> (String, Bool) {
+        if let reason = entry.skipReason {
+            guard json else { return ("\(entry.path): skipped: \(reason)", false) }
+            return (JSONValue.object(["path": .string(entry.path), "skipped": .string(reason)]).serialized(), false)
+        }
         let result: Result<ProbeResult, ProbeError>
         if let problem = entry.problem {
             result = .failure(ProbeError(rule: problem.rule, message: problem.message))

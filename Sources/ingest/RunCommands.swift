@@ -28,21 +28,27 @@ struct RunOptions: ParsableArguments {
     var reportFormat: String?
 
     @Option(
-        name: .long,
-        help: ArgumentHelp("Files worked on at once (overrides the pipeline's concurrency).", valueName: "n"))
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp(
+            "Files worked on at once, 1 to 1024 (overrides the pipeline's concurrency).", valueName: "n"),
+        transform: { try CLINumber.whole($0, "--concurrency", CLINumber.workers) })
     var concurrency: Int?
 
     @Option(name: .long, help: ArgumentHelp("Folder for temp and transcoded files.", valueName: "dir"))
     var workDir: String = ".ingest/work"
 
-    @Option(name: .long, help: ArgumentHelp("Seconds one file's probe may take before it fails.", valueName: "seconds"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp(
+            "Seconds one file's probe may take before it fails (0.001 to 86400; default: 10).", valueName: "seconds"),
+        transform: { try CLINumber.seconds($0, "--probe-timeout", CLINumber.probeSeconds) })
     var probeTimeout: Double = 10
 
     @Flag(name: [.short, .long], help: "Print nothing on standard output but the report it was asked for.")
     var quiet = false
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Take only shard I of N (0 ≤ I < N): the files whose relative path hashes (FNV-1a) to I modulo N.",
             discussion: "The N shards of a tree partition it exactly, on every machine: one per CI matrix job or "
@@ -54,8 +60,6 @@ struct RunOptions: ParsableArguments {
         if let reportFormat, ReportFormat(rawValue: reportFormat) == nil {
             throw ValidationError("--report-format must be one of: table, jsonl, junit (found '\(reportFormat)')")
         }
-        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
-        if probeTimeout <= 0 { throw ValidationError("--probe-timeout must be positive") }
         if let shard {
             do {
                 _ = try Shard(parsing: shard)
@@ -171,10 +175,12 @@ struct JournalOptions: ParsableArguments {
     var journal: String?
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
-            "Seconds a PostgreSQL lease lasts unless renewed: how long a crashed worker's files wait.",
-            valueName: "seconds"))
+            "Seconds a PostgreSQL lease lasts unless renewed (1 to 86400; default: 60): how long a crashed "
+                + "worker's files wait.",
+            valueName: "seconds"),
+        transform: { try CLINumber.seconds($0, "--lease-seconds", CLINumber.leaseSeconds) })
     var leaseSeconds: Double = 60
 
     @Flag(name: .long, help: "Keep no journal: every file is worked on, and nothing is recorded for a later run.")
@@ -195,7 +201,6 @@ struct JournalOptions: ParsableArguments {
         if noJournal && (force || retryFailed || journal != nil) {
             throw ValidationError("--no-journal cannot be used with --journal, --force or --retry-failed")
         }
-        if !(leaseSeconds > 0) { throw ValidationError("--lease-seconds must be positive") }
     }
 
     /// The SQLite file, or the PostgreSQL database (locking the work folder: one worker per work folder).

@@ -231,7 +231,7 @@ func validateOptions(_ stage: ConfiguredStage) throws -> ValidateStage.Options {
         let errors = pipelineErrors(yaml)
         #expect(
             errors.map { "\($0.location?.line ?? 0):\($0.location?.column ?? 0)" } == ["3:14", "4:27", "6:24", "7:27"])
-        #expect(errors[0].message == "expected a whole number, found 'many'")
+        #expect(errors[0].message == "expected a whole number, found 'many'; concurrency must be between 1 and 1024")
         #expect(errors[1].message == "expected true or false, found 'maybe'")
         #expect(errors[2].message == "validate: expected true or false, found '3'")
         #expect(errors[3].message == "geohash: expected a whole number, found a list")
@@ -242,8 +242,8 @@ func validateOptions(_ stage: ConfiguredStage) throws -> ValidateStage.Options {
             "version: 1\nname: x\nconcurrency: 0\ninput: {max_depth: -1}\nstages:\n  - probe:\n")
         #expect(
             errors.map(\.description) == [
-                "test.yml:3:14: error: expected a number ≥ 1, found 0",
-                "test.yml:4:20: error: expected a number ≥ 0, found -1",
+                "test.yml:3:14: error: concurrency must be between 1 and 1024, found '0'",
+                "test.yml:4:20: error: max_depth must be between 0 and 4096, found '-1'",
             ])
     }
 
@@ -319,7 +319,7 @@ func validateOptions(_ stage: ConfiguredStage) throws -> ValidateStage.Options {
         let errors = pipelineErrors(yaml)
         #expect(errors.map { $0.location?.line ?? 0 } == [4, 5, 6, 7, 8])
         #expect(errors[1].message == "a stage is a mapping: write '- probe:' (with a colon)")
-        #expect(errors[2].message == "geohash: precision must be 1…12, found 20")
+        #expect(errors[2].message == "geohash: precision must be between 1 and 12, found '20'")
         #expect(errors[3].message == "validate: duration.min (3600s) is greater than duration.max (60s)")
         #expect(errors[4].message.hasPrefix("'as' must be a name"))
     }

@@ -73,8 +73,8 @@ import Testing
         let errors = pipelineErrors(yaml)
         #expect(
             errors.map(\.description) == [
-                "test.yml:4:28: error: validate: expected a size such as 104857600, 100MB or 100MiB, found '100XB'",
-                "test.yml:5:34: error: validate: expected a duration such as 3600, 90s or 1h30m, found '1 hour'",
+                "test.yml:4:28: error: validate: expected a size such as 104857600, 100MB or 100MiB, found '100XB'; max_bytes must be between 0 B and 1024 TiB",
+                "test.yml:5:34: error: validate: expected a duration such as 3600, 90s or 1h30m, found '1 hour'; max must be between 0s and 366d",
             ])
     }
 }

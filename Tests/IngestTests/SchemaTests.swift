@@ -59,7 +59,7 @@ import Testing
         #expect(stageNames == StageRegistry.names)
         // A number may come from the environment.
         let concurrency = try #require(schema.lookup("properties.concurrency.anyOf"))
-        #expect(concurrency == [["type": "integer", "minimum": 1], ["$ref": "#/$defs/envString"]])
+        #expect(concurrency == [["type": "integer", "minimum": 1, "maximum": 1024], ["$ref": "#/$defs/envString"]])
         #expect(schema.lookup("$defs.stage.properties.validate.anyOf.1.properties.as.pattern") != nil)
     }
 

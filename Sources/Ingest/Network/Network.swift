@@ -11,9 +11,12 @@ public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
         self.window = window
     }
 
+    /// Requests per window: a count past this would only hold that many start times in memory.
+    public static let countRange = 1...1_000_000
+
     public static func parse(_ text: String) -> Rate? {
         let parts = text.replacingOccurrences(of: " ", with: "").split(separator: "/")
-        guard parts.count == 2, let count = Int(parts[0]), count > 0 else { return nil }
+        guard parts.count == 2, let count = Int(parts[0]), Rate.countRange.contains(count) else { return nil }
         let units: [String: Double] = [
             "s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400,
             "day": 86400,
@@ -24,7 +27,9 @@ public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
 
     public init(from node: ConfigNode) throws {
         guard let text = node.scalar, let rate = Rate.parse(text) else {
-            throw node.error("expected a rate such as 10/hour, 2/s or 100/min, found \(node.kindDescription)")
+            throw node.error(
+                "expected a rate such as 10/hour, 2/s or 100/min (a count between \(Rate.countRange.lowerBound) and "
+                    + "\(Rate.countRange.upperBound) per s, min, hour or day), found \(node.kindDescription)")
         }
         self = rate
     }
@@ -87,7 +92,7 @@ public struct NetworkOptions: Sendable {
     static func fields<Root>(_ path: WritableKeyPath<Root, NetworkOptions>) -> [OptionField<Root>] {
         [
             OptionField(
-                "max_attempts", path.appending(path: \.maxAttempts),
+                "max_attempts", path.appending(path: \.maxAttempts), range: 1...100,
                 doc: "Attempts per request, counting the first; retried on connection errors, timeouts, 5xx and 429.",
                 default: "3"),
             OptionField(
@@ -112,10 +117,11 @@ public struct NetworkOptions: Sendable {
                 "http_version", path.appending(path: \.httpVersion),
                 doc: "`2` (HTTP/2 when TLS offers it, else 1.1) or `1.1`.", default: "2"),
             OptionField(
-                "connect_timeout", path.appending(path: \.connectTimeout), doc: "Limit for connecting (DNS, TCP, TLS).",
-                default: "30s"),
+                "connect_timeout", path.appending(path: \.connectTimeout), range: DurationValue.timeoutRange,
+                doc: "Limit for connecting (DNS, TCP, TLS).", default: "30s"),
             OptionField(
                 "stall_timeout", path.appending(path: \.lowSpeedTime),
+                range: DurationValue(seconds: 1)...DurationValue.timeoutRange.upperBound,
                 doc: "Abort an attempt when no bytes flow for this long.", default: "60s"),
         ]
     }

@@ -48,7 +48,7 @@ public struct ConfigNode: Sendable {
     /// What the node is, for "expected X, found Y" messages.
     public var kindDescription: String {
         switch kind {
-        case .scalar(let text, _): return isNull ? "null" : "'\(text)'"
+        case .scalar(let text, _): return isNull ? "null" : ConfigNode.echo(text)
         case .sequence: return "a list"
         case .mapping: return "a mapping"
         }
@@ -68,9 +68,15 @@ public struct PipelineFileError: Error, Equatable, Sendable, CustomStringConvert
 
     public init(location: SourceLocation?, message: String, suggestion: String? = nil) {
         self.location = location
-        self.message = message
+        // A message quoting a huge value from the file (a 20 MB scalar) stays a line a terminal can show.
+        self.message =
+            message.count > PipelineFileError.messageLimit
+            ? "\(message.prefix(PipelineFileError.messageLimit))… (message cut from \(message.count) characters)"
+            : message
         self.suggestion = suggestion
     }
+
+    static let messageLimit = 2000
 
     public var description: String {
         var text = location.map { "\($0): error: " } ?? "error: "

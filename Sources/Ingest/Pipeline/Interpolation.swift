@@ -55,7 +55,8 @@ enum Interpolation {
                 end += 1
             }
             guard end < scalars.count else {
-                throw Failure.malformed("'\(String(String.UnicodeScalarView(scalars[index...])))' has no closing '}'")
+                throw Failure.malformed(
+                    "\(ConfigNode.echo(String(String.UnicodeScalarView(scalars[index...])))) has no closing '}'")
             }
             let body = String(String.UnicodeScalarView(scalars[(index + 2)..<end]))
             output.append(contentsOf: try resolve(body, environment: environment).unicodeScalars)
@@ -69,7 +70,7 @@ enum Interpolation {
         let nameEnd = body.firstIndex(where: { !isNameCharacter($0) }) ?? body.endIndex
         let name = String(body[..<nameEnd])
         guard let first = name.first, !first.isNumber else {
-            throw Failure.malformed("'${\(body)}' does not start with a variable name")
+            throw Failure.malformed("\(ConfigNode.echo("${\(body)}")) does not start with a variable name")
         }
         let rest = body[nameEnd...]
         let value = environment[name]
@@ -85,7 +86,8 @@ enum Interpolation {
             if operatorText.hasSuffix("-") { return try expand(argument, environment: environment) }
             throw Failure.missing(name: name, message: argument.isEmpty ? nil : argument)
         }
-        throw Failure.malformed("'${\(body)}': expected '}', ':-default' or '-default' after '\(name)'")
+        throw Failure.malformed(
+            "\(ConfigNode.echo("${\(body)}")): expected '}', ':-default' or '-default' after '\(name)'")
     }
 
     private static func isNameCharacter(_ character: Character) -> Bool {

@@ -10,6 +10,8 @@ struct ConfigDocument {
     var errors: [PipelineFileError]
     /// Scalars whose interpolation failed: they keep their raw text, and decoding errors about them are noise.
     var uninterpolated: [SourceLocation]
+    /// Those of them whose `${…}` is malformed: a mistake in the file, never excused (unlike a variable unset).
+    var malformed: [SourceLocation] = []
 }
 
 enum ConfigLoader {
@@ -33,7 +35,9 @@ enum ConfigLoader {
             return ConfigDocument(root: empty, errors: [], uninterpolated: [])
         }
         let root = try converter.convert(composed, isKey: false)
-        return ConfigDocument(root: root, errors: converter.errors, uninterpolated: converter.uninterpolated)
+        return ConfigDocument(
+            root: root, errors: converter.errors, uninterpolated: converter.uninterpolated,
+            malformed: converter.malformed)
     }
 
     /// A Yams error as a located pipeline-file error: libyaml's problem, plus its context ("while parsing a block
@@ -84,6 +88,7 @@ enum ConfigLoader {
         let environment: [String: String]
         var errors: [PipelineFileError] = []
         var uninterpolated: [SourceLocation] = []
+        var malformed: [SourceLocation] = []
         var nodeCount = 0
 
         init(source: String, environment: [String: String]) {
@@ -114,6 +119,7 @@ enum ConfigLoader {
                 } catch let failure as Interpolation.Failure {
                     errors.append(PipelineFileError(location: here, message: failure.message))
                     uninterpolated.append(here)
+                    if case .malformed = failure { malformed.append(here) }
                     return ConfigNode(.scalar(scalar.string, plain: plain), at: here)
                 }
             case .sequence(let sequence):
@@ -199,11 +205,9 @@ extension Pipeline {
     static func decodeFile(path: String, environment: [String: String], offline: Bool = false) -> DecodedFile {
         let yaml: String
         do {
-            yaml = try String(contentsOfFile: path, encoding: .utf8)
+            yaml = try PipelineFileReader.read(path: path)
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
-            return DecodedFile(
-                errors: [PipelineFileError(location: nil, message: "cannot read pipeline file \(path): \(reason)")])
+            return DecodedFile(errors: [error])
         }
         return decodeFile(yaml: yaml, source: path, environment: environment, offline: offline)
     }
@@ -236,7 +240,7 @@ extension Pipeline {
         for index in leftOut.sorted(by: >) { stages.remove(at: index) }
         let pipeline = Pipeline(
             version: file.version.value, name: file.name, input: file.input.spec,
-            concurrency: file.concurrency?.value, stages: stages, source: source,
+            concurrency: file.concurrency, stages: stages, source: source,
             dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
             configHash: ConfigDigest.hash(written))
         return DecodedFile(pipeline: pipeline, document: document, errors: [])
@@ -274,7 +278,8 @@ extension ConfigDocument {
             let stagesAt = pairs.firstIndex(where: { $0.key.scalar == "stages" }),
             case .sequence(var items) = pairs[stagesAt].value.kind
         else { return [] }
-        let missing = Set(uninterpolated)
+        // Only unset variables are excused: a malformed `${…}` is wrong whatever the environment holds.
+        let missing = Set(uninterpolated).subtracting(malformed)
         func isNetworkStage(_ item: ConfigNode) -> Bool {
             guard case .mapping(let stage) = item.kind, stage.count == 1, let name = stage[0].key.scalar else {
                 return false

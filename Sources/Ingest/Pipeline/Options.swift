@@ -37,7 +37,7 @@ extension StageOptions {
             let name = key.scalar ?? ""
             guard let field = fields.first(where: { $0.name == name }) else {
                 throw key.error(
-                    "unknown option '\(name)'; known: \(fields.map(\.name).joined(separator: ", "))",
+                    "unknown option \(ConfigNode.echo(name)); known: \(fields.map(\.name).joined(separator: ", "))",
                     suggestion: closestMatch(to: name, in: fields.map(\.name)))
             }
             guard seen.insert(name).inserted else { throw key.error("option '\(name)' is given twice") }
@@ -69,6 +69,18 @@ public struct OptionField<Root> {
     public let valueSchema: JSONValue
     let assign: (inout Root, ConfigNode) throws -> Void
 
+    init(
+        name: String, doc: String, required: Bool, defaultText: String?, valueSchema: JSONValue,
+        assign: @escaping (inout Root, ConfigNode) throws -> Void
+    ) {
+        self.name = name
+        self.doc = doc
+        self.required = required
+        self.defaultText = defaultText
+        self.valueSchema = valueSchema
+        self.assign = assign
+    }
+
     public var schema: JSONValue {
         guard case .object(var object) = valueSchema else { return valueSchema }
         var described = JSONObject()
@@ -86,8 +98,8 @@ public struct OptionField<Root> {
         self.doc = doc
         self.required = required
         self.defaultText = defaultText
-        self.valueSchema = Value.jsonSchema
-        self.assign = { root, node in root[keyPath: keyPath] = try Value(from: node) }
+        self.valueSchema = Value.schemaWithDefaultRange
+        self.assign = { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) }
     }
 
     public init<Value: OptionValue>(
@@ -98,8 +110,8 @@ public struct OptionField<Root> {
         self.doc = doc
         self.required = required
         self.defaultText = defaultText
-        self.valueSchema = Value.jsonSchema
-        self.assign = { root, node in root[keyPath: keyPath] = try Value(from: node) }
+        self.valueSchema = Value.schemaWithDefaultRange
+        self.assign = { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) }
     }
 }
 
@@ -169,9 +181,12 @@ extension OptionEnum {
         let names = Self.allCases.map(\.rawValue)
         guard let value = Self(rawValue: text) else {
             throw node.error(
-                "'\(text)' is not one of: \(names.joined(separator: ", "))", suggestion: closestMatch(to: text, in: names))
+                "\(ConfigNode.echo(text)) is not one of: \(names.joined(separator: ", "))",
+                suggestion: closestMatch(to: text, in: names))
         }
         self = value
     }
-    public static var jsonSchema: JSONValue { ["type": "string", "enum": .array(allCases.map { .string($0.rawValue) })] }
+    public static var jsonSchema: JSONValue {
+        ["type": "string", "enum": .array(allCases.map { .string($0.rawValue) })]
+    }
 }

@@ -33,6 +33,9 @@ public struct Pipeline: Sendable {
     public var input: InputSpec
     /// Files worked on at once (default: number of cores).
     public var concurrency: Int
+    /// Ceiling of `concurrency` (file and `--concurrency`): a worker is a thread, and past this the threads only
+    /// contend for the cores and the journal.
+    public static let maxConcurrency = 1024
     public var stages: [ConfiguredStage]
     /// The file it was loaded from (or a label for text).
     public var source: String

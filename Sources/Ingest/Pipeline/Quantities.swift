@@ -15,10 +15,15 @@ public struct ByteSize: OptionValue, Equatable, Comparable, Sendable, CustomStri
     public static func parse(_ text: String) -> ByteSize? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")
         if let whole = Int64(trimmed), whole >= 0 { return ByteSize(bytes: whole) }
+        // Past Int64: still a size, one that the range check refuses with the allowed span.
+        if !trimmed.isEmpty, trimmed.allSatisfy(\.isASCII), trimmed.allSatisfy(\.isNumber) {
+            return ByteSize(bytes: .max)
+        }
         for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
             let number = trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
-            guard let value = Double(number), value >= 0, value.isFinite, value * factor < 9.2e18 else { return nil }
-            return ByteSize(bytes: Int64((value * factor).rounded()))
+            guard let value = Double(number), value >= 0, value.isFinite else { return nil }
+            // Saturated rather than refused, so the range check can say what is allowed.
+            return ByteSize(bytes: value * factor < 9.2e18 ? Int64((value * factor).rounded()) : .max)
         }
         return nil
     }
@@ -30,12 +35,11 @@ public struct ByteSize: OptionValue, Equatable, Comparable, Sendable, CustomStri
         self = size
     }
 
-    public static var jsonSchema: JSONValue {
-        ["anyOf": [
-            ["type": "integer", "minimum": 0],
-            ["type": "string", "pattern": "^\\s*[0-9_]+(\\.[0-9]+)?\\s*(B|K|M|G|KB|kB|MB|GB|TB|KiB|MiB|GiB|TiB)?\\s*$"],
-        ]]
-    }
+    public static var jsonSchema: JSONValue { ["anyOf": [["type": "integer", "minimum": 0], sizePattern]] }
+
+    static let sizePattern: JSONValue = [
+        "type": "string", "pattern": "^\\s*[0-9_]+(\\.[0-9]+)?\\s*(B|K|M|G|KB|kB|MB|GB|TB|KiB|MiB|GiB|TiB)?\\s*$",
+    ]
 
     public static func < (lhs: ByteSize, rhs: ByteSize) -> Bool { lhs.bytes < rhs.bytes }
 
@@ -94,7 +98,8 @@ public struct DurationValue: OptionValue, Equatable, Comparable, Sendable, Custo
             number = ""
             sawUnit = true
         }
-        guard sawUnit, number.isEmpty, total.isFinite else { return nil }
+        // A huge total (even infinite) is still a duration: the range check refuses it with the allowed span.
+        guard sawUnit, number.isEmpty, !total.isNaN else { return nil }
         return DurationValue(seconds: total)
     }
 
@@ -105,16 +110,17 @@ public struct DurationValue: OptionValue, Equatable, Comparable, Sendable, Custo
         self = duration
     }
 
-    public static var jsonSchema: JSONValue {
-        ["anyOf": [
-            ["type": "number", "minimum": 0],
-            ["type": "string", "pattern": "^\\s*([0-9]+(\\.[0-9]+)?\\s*|([0-9]+(\\.[0-9]+)?(ms|s|m|min|h|d))+)\\s*$"],
-        ]]
-    }
+    public static var jsonSchema: JSONValue { ["anyOf": [["type": "number", "minimum": 0], durationPattern]] }
+
+    static let durationPattern: JSONValue = [
+        "type": "string", "pattern": "^\\s*([0-9]+(\\.[0-9]+)?\\s*|([0-9]+(\\.[0-9]+)?(ms|s|m|min|h|d))+)\\s*$",
+    ]
 
     public static func < (lhs: DurationValue, rhs: DurationValue) -> Bool { lhs.seconds < rhs.seconds }
 
     public var description: String {
-        seconds == seconds.rounded() ? "\(Int64(seconds))s" : "\(JSONValue.format((seconds * 1000).rounded() / 1000))s"
+        // Whole seconds print as an integer only where Int64 holds them; past that (never loaded) as a number.
+        seconds == seconds.rounded() && abs(seconds) < 9e15
+            ? "\(Int64(seconds))s" : "\(JSONValue.format((seconds * 1000).rounded() / 1000))s"
     }
 }

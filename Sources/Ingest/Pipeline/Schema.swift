@@ -22,29 +22,12 @@ struct FormatVersion: OptionValue, Sendable {
     static var jsonSchema: JSONValue { ["type": "integer", "const": .int(Int64(supported))] }
 }
 
-/// The lower bound of a `BoundedInt`, as a type so the bound reaches the JSON Schema.
-protocol IntegerFloor { static var minimum: Int { get } }
-enum AtLeastOne: IntegerFloor { static let minimum = 1 }
-enum AtLeastZero: IntegerFloor { static let minimum = 0 }
-
-/// A whole number with a lower bound, checked when decoding and stated in the schema.
-struct BoundedInt<Floor: IntegerFloor>: OptionValue, Sendable {
-    var value: Int
-
-    init(from node: ConfigNode) throws {
-        value = try Int(from: node)
-        guard value >= Floor.minimum else { throw node.error("expected a number ≥ \(Floor.minimum), found \(value)") }
-    }
-
-    static var jsonSchema: JSONValue { ["type": "integer", "minimum": .int(Int64(Floor.minimum))] }
-}
-
 /// `input:` — which files under the given paths the pipeline takes.
 struct InputOptions: StageOptions, Sendable {
     var include: [String] = []
     var exclude: [String] = []
     var followSymlinks = false
-    var maxDepth: BoundedInt<AtLeastZero>?
+    var maxDepth: Int?
 
     init() {}
 
@@ -58,7 +41,8 @@ struct InputOptions: StageOptions, Sendable {
             OptionField(
                 "follow_symlinks", \.followSymlinks, doc: "Follow symlinked folders and files.", default: "false"),
             OptionField(
-                "max_depth", \.maxDepth, doc: "Folder levels below the root to descend (0: only the root's own files).",
+                "max_depth", \.maxDepth, range: 0...4096,
+                doc: "Folder levels below the root to descend (0: only the root's own files).",
                 default: "no limit"),
         ]
     }
@@ -68,7 +52,7 @@ struct InputOptions: StageOptions, Sendable {
         spec.include = include
         spec.exclude = exclude
         spec.followSymlinks = followSymlinks
-        spec.maxDepth = maxDepth?.value
+        spec.maxDepth = maxDepth
         return spec
     }
 }
@@ -108,7 +92,7 @@ struct PipelineFileOptions: StageOptions, Sendable {
     var version = FormatVersion()
     var name = ""
     var input = InputOptions()
-    var concurrency: BoundedInt<AtLeastOne>?
+    var concurrency: Int?
     var dedupe: DedupeOptions?
     var maxWorkBytes: ByteSize?
     var stages = StageList()
@@ -120,7 +104,9 @@ struct PipelineFileOptions: StageOptions, Sendable {
             OptionField("version", \.version, doc: "Version of the file format; must be 1.", required: true),
             OptionField("name", \.name, doc: "Name of the pipeline, shown in reports.", required: true),
             OptionField("input", \.input, doc: "Which files to take from the paths given on the command line."),
-            OptionField("concurrency", \.concurrency, doc: "Files worked on at once.", default: "number of cores"),
+            OptionField(
+                "concurrency", \.concurrency, range: 1...Pipeline.maxConcurrency, doc: "Files worked on at once.",
+                default: "number of cores"),
             OptionField(
                 "dedupe", \.dedupe,
                 doc:
@@ -171,7 +157,7 @@ extension ConfiguredStage {
         let name = key.scalar ?? ""
         guard let descriptor = StageRegistry.descriptor(named: name) else {
             throw key.error(
-                "unknown stage '\(name)'; known: \(StageRegistry.names.joined(separator: ", "))",
+                "unknown stage \(ConfigNode.echo(name)); known: \(StageRegistry.names.joined(separator: ", "))",
                 suggestion: closestMatch(to: name, in: StageRegistry.names))
         }
         var options = value

@@ -13,6 +13,8 @@ public struct InputEntry: Sendable, Equatable {
     public var size: Int64
     /// Set when the entry cannot be worked on.
     public var problem: RuleFailure?
+    /// Set when the entry is no file to work on (a FIFO, socket or device): reported as skipped with this reason.
+    public var skipReason: String?
     /// The file or folder given on the command line that this entry was found under (the journal keys files by
     /// root and relative path).
     public var root: String
@@ -26,7 +28,7 @@ public struct InputEntry: Sendable, Equatable {
     /// The entry as reports see it (the cached `stat` does not count).
     public static func == (left: InputEntry, right: InputEntry) -> Bool {
         left.path == right.path && left.relativePath == right.relativePath && left.size == right.size
-            && left.problem == right.problem && left.root == right.root
+            && left.problem == right.problem && left.skipReason == right.skipReason && left.root == right.root
             && left.rootIndex == right.rootIndex
     }
 
@@ -124,6 +126,11 @@ public final class InputWalker: Sequence, IteratorProtocol {
         do {
             status = try FileStatus(path: root, followLinks: true)
         } catch {
+            if error.errno == SystemError.tooManySymlinks {
+                return problem(
+                    path: root, relativePath: root, rule: "symlink_loop",
+                    "symlink loop: the link leads back to itself (\(error.reason)); not followed")
+            }
             return problem(path: root, relativePath: root, rule: "unreadable", "cannot open: \(error.reason)")
         }
         if isIgnored(root: root) { return nil }
@@ -138,7 +145,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
             let directory = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
             return push(directory: directory, relativePrefix: "", depth: 0, status: status)
         default:
-            return problem(path: root, relativePath: root, rule: "not_a_file", "not a regular file or folder")
+            return skipped(path: root, relativePath: root, status: status)
         }
     }
 
@@ -231,11 +238,9 @@ public final class InputWalker: Sequence, IteratorProtocol {
             entry.status = fileStatus
             return entry
         default:
-            // FIFOs, sockets and devices: opening one could block forever or read without end.
             guard isIncluded(relativePath) else { return nil }
-            return problem(
-                path: path, relativePath: relativePath, rule: "not_a_file",
-                "not a regular file (a FIFO, socket or device); skipped")
+            let special = status ?? (try? FileStatus(path: path, followLinks: true))
+            return skipped(path: path, relativePath: relativePath, status: special)
         }
     }
 
@@ -258,6 +263,15 @@ public final class InputWalker: Sequence, IteratorProtocol {
 
     private func isIncluded(_ relativePath: String) -> Bool {
         include.isEmpty || include.contains { $0.matches(relativePath) }
+    }
+
+    /// FIFOs, sockets and devices are no files to work on (opening one could block forever or read without end):
+    /// skipped, saying why, like any other file the run leaves alone.
+    private func skipped(path: String, relativePath: String, status: FileStatus?) -> InputEntry {
+        var entry = InputEntry(
+            path: path, relativePath: relativePath, size: 0, root: currentRoot, rootIndex: currentRootIndex)
+        entry.skipReason = "not a regular file: \(status?.kindName ?? "a FIFO, socket or device")"
+        return entry
     }
 
     private func problem(path: String, relativePath: String, rule: String, _ message: String) -> InputEntry {

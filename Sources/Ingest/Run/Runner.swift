@@ -180,21 +180,12 @@ public final class Runner: @unchecked Sendable {
     private func drain(
         next: @escaping () -> InputEntry?, summary: inout RunSummary, onItem: (ItemReport) throws -> Void
     ) -> Error? {
-        let workers = max(1, pipeline.concurrency)
+        let workers = min(max(1, pipeline.concurrency), Pipeline.maxConcurrency)
         // Reports wait here in path order. A roomy window keeps the workers going while the report writer or the
         // journal's writer has the core (4 per worker left them waiting on it; a report is small).
         let queue = WorkQueue(next: next, window: workers * 64)
         cancellation.onCancel { queue.cancel() }
-        for number in 0..<workers {
-            let thread = Thread { [self] in
-                while let (index, entry) = queue.take() {
-                    queue.finish(index, report: self.processOrDefer(entry, id: index))
-                }
-            }
-            thread.name = "ingest-worker-\(number)"
-            thread.stackSize = 8 << 20
-            thread.start()
-        }
+        startWorker(0, of: workers, queue: queue)
         var failure: Error?
         while let report = queue.nextInOrder() {
             summary.count(report.status)
@@ -206,8 +197,25 @@ public final class Runner: @unchecked Sendable {
                 break
             }
         }
-        queue.waitForWorkers(count: workers)
+        queue.waitForWorkers()
         return failure
+    }
+
+    /// Starts worker `number`; it starts the next one when it takes its first file, so threads are only made for
+    /// files that exist (a concurrency of 1,000 over 12 files makes 13 threads, not 1,000).
+    private func startWorker(_ number: Int, of workers: Int, queue: WorkQueue) {
+        queue.workerStarted()
+        let thread = Thread { [self] in
+            var first = true
+            while let (index, entry) = queue.take() {
+                if first, number + 1 < workers { startWorker(number + 1, of: workers, queue: queue) }
+                first = false
+                queue.finish(index, report: self.processOrDefer(entry, id: index))
+            }
+        }
+        thread.name = "ingest-worker-\(number)"
+        thread.stackSize = 8 << 20
+        thread.start()
     }
 
     /// Stops the run from any thread (a Ctrl-C handler): `run` returns once the files in flight have ended.
@@ -282,6 +290,9 @@ public final class Runner: @unchecked Sendable {
                 configHash: pipeline.configHash, state: .failed, failures: [problem], reason: nil, duplicateOf: nil,
                 templateValues: [:])
             return ItemReport(path: entry.path, relativePath: entry.relativePath, status: .failed, failures: [problem])
+        }
+        if let reason = entry.skipReason {
+            return ItemReport(path: entry.path, relativePath: entry.relativePath, status: .skipped, skipReason: reason)
         }
         if let journal {
             // A shared journal hands each file to one worker at a time; a local one always says yes.
@@ -652,6 +663,7 @@ private final class WorkQueue: @unchecked Sendable {
     /// nil: the file was deferred (another worker holds it) and has no report in this pass.
     private var finished: [Int: ItemReport?] = [:]
     private var exitedWorkers = 0
+    private var startedWorkers = 0
     private var callerWaiting = false
     private var workersWaiting = 0
 
@@ -749,14 +761,22 @@ private final class WorkQueue: @unchecked Sendable {
         wakeCaller(always: true)
     }
 
-    func waitForWorkers(count: Int) {
+    /// Counted before the thread starts, and by a worker that has not exited yet: once every started worker has
+    /// exited, none is left to start another.
+    func workerStarted() {
+        lock.lock()
+        startedWorkers += 1
+        lock.unlock()
+    }
+
+    func waitForWorkers() {
         roomInWindow.lock()
         defer { roomInWindow.unlock() }
         while true {
             lock.lock()
-            let exited = exitedWorkers
+            let done = exitedWorkers >= startedWorkers
             lock.unlock()
-            if exited >= count { return }
+            if done { return }
             roomInWindow.wait()
         }
     }

@@ -14,8 +14,11 @@ public struct AudioStage: Stage {
 
         public static var fields: [OptionField<Options>] {
             [
-                OptionField("bitrate", \.bitrate, doc: "AAC bit rate (`64k`, `96000`).", default: "64k"),
-                OptionField("channels", \.channels, doc: "Output channels (1 = mono, 2 = stereo).", default: "1"),
+                OptionField(
+                    "bitrate", \.bitrate, range: BitRate(bitsPerSecond: 8000)...BitRate(bitsPerSecond: 512_000),
+                    doc: "AAC bit rate (`64k`, `96000`).", default: "64k"),
+                OptionField(
+                    "channels", \.channels, range: 1...2, doc: "Output channels (1 = mono, 2 = stereo).", default: "1"),
                 OptionField(
                     "sample_rate", \.sampleRate, doc: "Output sample rate in Hz (an AAC rate: 8000…96000).",
                     default: "44100"),

@@ -18,7 +18,7 @@ public struct GeohashStage: Stage {
         public init() {}
         public static var fields: [OptionField<Options>] {
             [
-                OptionField("precision", \.precision, doc: "Characters of geohash, 1–12.", default: "6"),
+                OptionField("precision", \.precision, range: 1...12, doc: "Characters of geohash, 1–12.", default: "6"),
                 OptionField(
                     "required", \.required, doc: "Fail files that have no location (the same as `on_missing: fail`).",
                     default: "false"),

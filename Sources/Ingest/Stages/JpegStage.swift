@@ -12,12 +12,14 @@ public struct JpegStage: Stage {
         public init(libjpeg: Int) { self.libjpeg = libjpeg }
 
         public init(from node: ConfigNode) throws {
-            let value = try Double(from: node)
+            let message = "quality must be 0.01…1 (as in jpegData(compressionQuality:)) or 1…100"
+            guard let value = node.scalar.flatMap(Double.init), value.isFinite else {
+                throw node.error("\(message), found \(node.kindDescription)")
+            }
             // Values up to 1 are the 0…1 scale of UIImage.jpegData; above, libjpeg's own scale.
             let scaled = value <= 1 ? (value * 100).rounded() : value
             guard scaled >= 1, scaled <= 100, scaled == scaled.rounded() else {
-                throw node.error(
-                    "quality must be 0.01…1 (as in jpegData(compressionQuality:)) or 1…100, found \(value)")
+                throw node.error("\(message), found \(value)")
             }
             libjpeg = Int(scaled)
         }
@@ -90,7 +92,8 @@ public struct JpegStage: Stage {
                 OptionField("subsampling", \.subsampling, doc: "Chroma subsampling: 420, 422 or 444.", default: "420"),
                 OptionField("progressive", \.progressive, doc: "Write a progressive JPEG.", default: "false"),
                 OptionField(
-                    "max_dimension", \.maxDimension, doc: "Longest edge in pixels; larger photos are scaled down.",
+                    "max_dimension", \.maxDimension, range: 1...65_535,
+                    doc: "Longest edge in pixels; larger photos are scaled down.",
                     default: "no limit"),
                 OptionField("filter", \.filter, doc: "Downscaling filter: `lanczos` or `area`.", default: "lanczos"),
                 OptionField(
@@ -104,10 +107,12 @@ public struct JpegStage: Stage {
                         "Keep the original JPEG when re-encoding saves less than this (`5%`) and it needs no resize or rotation.",
                     default: "always re-encode"),
                 OptionField(
-                    "max_pixels", \.maxPixels, doc: "Largest width × height decoded; checked from the header.",
+                    "max_pixels", \.maxPixels, range: 1...Int(Int32.max),
+                    doc: "Largest width × height decoded; checked from the header.",
                     default: "100000000"),
                 OptionField(
-                    "max_bytes", \.maxBytes, doc: "Largest input file read into memory.", default: "256MiB"),
+                    "max_bytes", \.maxBytes, range: ByteSize(bytes: 1)...ByteSize(bytes: Int64(Int32.max)),
+                    doc: "Largest input file read into memory.", default: "256MiB"),
             ]
         }
 

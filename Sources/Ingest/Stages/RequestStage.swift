@@ -34,7 +34,9 @@ public struct RequestStage: Stage {
                     doc:
                         "Body template sent as JSON; a string that is exactly one `{{x}}` keeps x's type (numbers, objects)."
                 ),
-                OptionField("timeout", \.timeout, doc: "Limit for one attempt, response included.", default: "60s"),
+                OptionField(
+                    "timeout", \.timeout, range: DurationValue.timeoutRange,
+                    doc: "Limit for one attempt, response included.", default: "60s"),
                 OptionField("expect", \.expect, doc: "Statuses that count as success.", default: "any 2xx"),
                 OptionField(
                     "on_conflict", \.onConflict,
@@ -71,7 +73,8 @@ public struct RequestStage: Stage {
             try network.validate(at: node)
             let allowed = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
             if !allowed.contains(method.uppercased()) {
-                throw node.error("method must be one of \(allowed.joined(separator: ", ")), found '\(method)'")
+                throw node.error(
+                    "method must be one of \(allowed.joined(separator: ", ")), found \(ConfigNode.echo(method))")
             }
             if json != nil && ["GET", "HEAD"].contains(method.uppercased()) {
                 throw node.error("a \(method.uppercased()) request cannot carry a json body")
@@ -243,7 +246,7 @@ public struct HeaderTemplates: OptionValue, Sendable, Equatable {
         entries = try pairs.map { pair in
             let name = try String(from: pair.key)
             if name.isEmpty || name.contains(where: { $0 == ":" || $0.isWhitespace }) {
-                throw pair.key.error("'\(name)' is not a header name")
+                throw pair.key.error("\(ConfigNode.echo(name)) is not a header name")
             }
             return HeaderTemplate(name: name, value: try Template(from: pair.value))
         }

@@ -93,7 +93,7 @@ public struct S3UploadOptions: Sendable {
                 doc: "s3: each multipart part's checksum: `md5` (Content-MD5) or `sha256` (x-amz-checksum-sha256).",
                 default: "md5"),
             OptionField(
-                "part_concurrency", path.appending(path: \.partConcurrency),
+                "part_concurrency", path.appending(path: \.partConcurrency), range: 1...16,
                 doc:
                     "s3: multipart parts in flight at once (1–16), each read, hashed and sent by a thread of its own: "
                     + "one part's hashing overlaps another's transfer, and the store works on several at once.",

@@ -53,9 +53,13 @@ public struct ValidateStage: Stage {
                 ),
                 OptionField("video_codecs", \.videoCodecs, doc: "Allowed video codecs, ffprobe names (`h264`, `hevc`)."),
                 OptionField("audio_codecs", \.audioCodecs, doc: "Allowed audio codecs, ffprobe names (`aac`, `mp3`)."),
-                OptionField("max_width", \.maxWidth, doc: "Largest displayed width in pixels (rotation applied)."),
-                OptionField("max_height", \.maxHeight, doc: "Largest displayed height in pixels (rotation applied)."),
-                OptionField("max_pixels", \.maxPixels, doc: "Largest width × height."),
+                OptionField(
+                    "max_width", \.maxWidth, range: 1...Int(Int32.max),
+                    doc: "Largest displayed width in pixels (rotation applied)."),
+                OptionField(
+                    "max_height", \.maxHeight, range: 1...Int(Int32.max),
+                    doc: "Largest displayed height in pixels (rotation applied)."),
+                OptionField("max_pixels", \.maxPixels, range: 1...Int(Int32.max), doc: "Largest width × height."),
                 OptionField(
                     "require", \.require, doc: "Streams or facts the file must have: `audio`, `video`, `location`.",
                     default: "[]"),

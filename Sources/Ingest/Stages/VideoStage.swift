@@ -45,19 +45,23 @@ public struct VideoStage: Stage {
                         "`auto` copies streams that already comply (H.264/AAC within the limits) and encodes the rest; `transcode` always encodes; `remux` only copies.",
                     default: "auto"),
                 OptionField(
-                    "max_width", \.maxWidth, doc: "Widest displayed width in pixels (aspect ratio kept).",
+                    "max_width", \.maxWidth, range: 16...16_384,
+                    doc: "Widest displayed width in pixels (aspect ratio kept).",
                     default: "no limit"),
                 OptionField(
-                    "max_height", \.maxHeight, doc: "Tallest displayed height in pixels (aspect ratio kept).",
+                    "max_height", \.maxHeight, range: 16...16_384,
+                    doc: "Tallest displayed height in pixels (aspect ratio kept).",
                     default: "no limit"),
-                OptionField("crf", \.crf, doc: "x264 constant rate factor, 0…51 (lower is better).", default: "23"),
+                OptionField(
+                    "crf", \.crf, range: 0...51, doc: "x264 constant rate factor, 0…51 (lower is better).",
+                    default: "23"),
                 OptionField(
                     "bitrate", \.bitrate, doc: "Average video bit rate (`2.5M`); replaces `crf` when given.",
                     default: "none (crf)"),
                 OptionField(
                     "preset", \.preset, doc: "x264 preset, `ultrafast` … `veryslow`.", default: "veryfast"),
                 OptionField(
-                    "max_fps", \.maxFPS, doc: "Highest frame rate; faster video has frames dropped.",
+                    "max_fps", \.maxFPS, range: 0.01...240, doc: "Highest frame rate; faster video has frames dropped.",
                     default: "no limit"),
                 OptionField(
                     "audio_bitrate", \.audioBitrate, doc: "AAC bit rate when audio is encoded.", default: "128k"),
@@ -75,7 +79,7 @@ public struct VideoStage: Stage {
             if let maxFPS, !(maxFPS > 0 && maxFPS <= 240) { throw node.error("max_fps must be 0…240, found \(maxFPS)") }
             if !VideoStage.presets.contains(preset) {
                 throw node.error(
-                    "preset must be one of \(VideoStage.presets.joined(separator: ", ")), found '\(preset)'",
+                    "preset must be one of \(VideoStage.presets.joined(separator: ", ")), found \(ConfigNode.echo(preset))",
                     suggestion: closestMatch(to: preset, in: VideoStage.presets))
             }
         }

@@ -41,7 +41,7 @@ print(" ".join(str(x.getsockname()[1]) for x in s))')"
     -s3 -s3.port="${P[6]}" -s3.port.grpc="${P[7]}" -s3.port.iceberg=0 -s3.port.lance=0 \
     -s3.config="$WORK/s3.json" >"$WORK/weed.log" 2>&1 &
 WEED_PID=$!
-trap 'kill $WEED_PID 2>/dev/null; sleep 2; kill -9 $WEED_PID 2>/dev/null; rm -rf "$WORK"; for p in ${P[*]}; do rm -f /tmp/seaweedfs-*-$p.sock; done' EXIT
+trap 'kill $WEED_PID 2>/dev/null; sleep 2; kill -9 $WEED_PID 2>/dev/null || true; rm -rf "$WORK"; for p in ${P[*]}; do rm -f /tmp/seaweedfs-*-$p.sock; done' EXIT
 ENDPOINT="http://127.0.0.1:${P[6]}"
 s3curl() { curl -sS --aws-sigv4 "aws:amz:$REGION:s3" --user "$KEY:$SECRET" "$@"; }
 # Ready when a signed PUT of an object succeeds. The body goes by -T: SeaweedFS 4.48 answers curl --aws-sigv4 with

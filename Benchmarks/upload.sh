@@ -22,7 +22,7 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 WORK="$(mktemp -d /tmp/ingest-upload-bench.XXXXXX)"
 python3 Benchmarks/sink.py --port-file "$WORK/port" &
 SINK=$!
-trap 'kill $SINK 2>/dev/null; wait $SINK 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $SINK 2>/dev/null; wait $SINK 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
 [ -s "$WORK/port" ] || { echo "upload.sh: the sink did not start" >&2; exit 1; }
 BASE="http://127.0.0.1:$(cat "$WORK/port")"

@@ -2,9 +2,11 @@
 # WAN benchmark (issue 13, goal 3): Benchmarks/s3batch.sh's two workloads (FILES × FILE_MIB MiB folder, one BIG_MIB
 # MiB file) and tools (ingest run with an s3 pipeline vs s5cmd, rclone, aws-cli; CONCURRENCY at a time, PART_MIB MiB
 # parts) at WAN latency: SeaweedFS runs in a network namespace of this script's own, the tools in a second one, joined
-# by a veth pair with a private /30 (10.203.0.1 for the tools, 10.203.0.2 for the server: only these two ends, inside
-# the namespaces, get addresses; nothing else is reached). `tc netem` delays every packet DELAY (20 ms) on both ends,
-# 40 ms round trip; a first pass runs with no loss, a second with LOSS (1 %) loss on both ends. Also reports how many
+# by a link with a private /30 (10.203.0.1 for the tools, 10.203.0.2 for the server: only these two ends, inside the
+# namespaces, get addresses; nothing else is reached). Every packet is delayed DELAY (20 ms) on both ends, 40 ms
+# round trip; a first pass runs with no loss, a second with LOSS (1 %) loss on both ends. The link is a veth pair with
+# `tc netem` where the kernel has netem, else (LINK=tun, as on the 2-core Debian machine this was written on, whose
+# kernel lacks CONFIG_NET_SCH_NETEM) two TUN devices joined by Benchmarks/delayline.py. Also reports how many
 # TCP connections each tool opened (ActiveOpens of the tools' namespace, where nothing else runs). Every object's
 # size is checked after each run; best of ROUNDS (2) rotating rounds; ratios ingest/peer (>= 1: ingest faster).
 # Namespaces, veth and server are removed at exit, however the script ends. Needs root (ip netns, tc).

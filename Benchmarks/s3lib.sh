@@ -156,7 +156,7 @@ active_opens() { "${CLI[@]}" cat /proc/net/snmp | awk '/^Tcp:/ { if (seen) print
 run_tool() {
     local tool="$1" src="$2" prefix="$3" start secs opens=""
     tool_command "$src" "$prefix" "$tool"
-    rm -f "$WORK/journal.sqlite"
+    rm -f "$WORK"/journal.sqlite* # a fresh journal (and no stale -wal/-shm) each run
     [ "$COUNT_CONNECTIONS" = 1 ] && opens=$(active_opens)
     start=$(now)
     "${CLI[@]}" /usr/bin/time -f %M -o "$WORK/time" "${CMD[@]}" >"$WORK/out" 2>&1 \

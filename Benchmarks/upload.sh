@@ -76,7 +76,7 @@ form() {
 run_curl_put() { measure "curl -T" curl -sS -f -o /dev/null -T "$FILE" "$BASE/curl-r$1/big.bin"; verify "/curl-r$1/big.bin"; }
 run_ingest_put() {
     put_pipeline "ingest-r$1"
-    rm -f "$WORK/journal.sqlite"
+    rm -f "$WORK"/journal.sqlite* # a fresh journal (and no stale -wal/-shm) each run
     measure "ingest run (put)" "$INGEST" run "$WORK/put.yml" "$WORK/in" -q --journal "$WORK/journal.sqlite" \
         --work-dir "$WORK/work"
     verify "/ingest-r$1/big.bin"
@@ -100,7 +100,7 @@ name: upload-bench-post
 stages:
   - upload: { method: s3-post, url: "$url", fields: $(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["fields"]))' "$WORK/form.json") }
 YAML
-    rm -f "$WORK/journal.sqlite"
+    rm -f "$WORK"/journal.sqlite* # a fresh journal (and no stale -wal/-shm) each run
     measure "ingest run (s3-post)" "$INGEST" run "$WORK/post.yml" "$WORK/in" -q --journal "$WORK/journal.sqlite" \
         --work-dir "$WORK/work"
     verify "ingest-r$1/big.bin"

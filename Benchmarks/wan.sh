@@ -62,6 +62,7 @@ if [ "$LINK" = netem ]; then
     ip -n "$NS_SRV" addr add "$SRV_IP/30" dev "$VETH_SRV"
 else
     echo 0 >"$WORK/loss"
+    CURRENT_LOSS=0
     python3 Benchmarks/delayline.py --ns-a "$NS_CLI" --dev-a "$VETH_CLI" --ns-b "$NS_SRV" --dev-b "$VETH_SRV" \
         --delay-ms "${DELAY%ms}" --loss-file "$WORK/loss" --ready-file "$WORK/link-ready" &
     DELAYLINE=$!
@@ -80,7 +81,8 @@ impair() {
         [ "$1" = 0 ] || extra=(loss "$1")
         tc -n "$NS_CLI" qdisc replace dev "$VETH_CLI" root netem delay "$DELAY" limit 100000 "${extra[@]}"
         tc -n "$NS_SRV" qdisc replace dev "$VETH_SRV" root netem delay "$DELAY" limit 100000 "${extra[@]}"
-    else
+    elif [ "$1" != "$CURRENT_LOSS" ]; then # the delay line prints the last pass's packet counts on each change
+        CURRENT_LOSS="$1"
         echo "${1%\%}" | awk '{ print $1 / 100 }' >"$WORK/loss"
         kill -HUP "$DELAYLINE"
     fi

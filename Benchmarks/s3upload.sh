@@ -41,15 +41,21 @@ print(" ".join(str(x.getsockname()[1]) for x in s))')"
     -s3 -s3.port="${P[6]}" -s3.port.grpc="${P[7]}" -s3.port.iceberg=0 -s3.port.lance=0 \
     -s3.config="$WORK/s3.json" >"$WORK/weed.log" 2>&1 &
 WEED_PID=$!
-trap 'kill $WEED_PID 2>/dev/null; sleep 2; kill -9 $WEED_PID 2>/dev/null; rm -rf "$WORK"; for p in ${P[*]}; do rm -f /tmp/seaweedfs-*-$p.sock; done' EXIT
+trap 'kill $WEED_PID 2>/dev/null; sleep 2; kill -9 $WEED_PID 2>/dev/null || true; rm -rf "$WORK"; for p in ${P[*]}; do rm -f /tmp/seaweedfs-*-$p.sock; done' EXIT
 ENDPOINT="http://127.0.0.1:${P[6]}"
 s3curl() { curl -sS --aws-sigv4 "aws:amz:$REGION:s3" --user "$KEY:$SECRET" "$@"; }
+# Ready when a signed PUT of an object succeeds. The body goes by -T: SeaweedFS 4.48 answers curl --aws-sigv4 with
+# --data-binary (with or without a Content-Type of its own) by SignatureDoesNotMatch, so that check never passed and
+# every run waited out the loop.
+echo ready >"$WORK/ready"
+ready=0
 for _ in $(seq 240); do
     if s3curl -f -X PUT "$ENDPOINT/bench" -o /dev/null 2>/dev/null || s3curl "$ENDPOINT/bench" 2>/dev/null | grep -q ListBucketResult; then
-        s3curl -f -X PUT --data-binary ready "$ENDPOINT/bench/ready" -o /dev/null 2>/dev/null && break
+        s3curl -f -T "$WORK/ready" "$ENDPOINT/bench/ready" -o /dev/null 2>/dev/null && { ready=1; break; }
     fi
     sleep 0.25
 done
+[ "$ready" = 1 ] || { echo "SeaweedFS did not accept a signed PUT within 60 s; log tail:" >&2; tail -20 "$WORK/weed.log" >&2; exit 1; }
 
 head -c "$((SIZE_MIB * 1024 * 1024))" /dev/urandom > "$WORK/in/bench/big.bin"
 BYTES=$(stat -c %s "$WORK/in/bench/big.bin")

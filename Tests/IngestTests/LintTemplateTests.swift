@@ -139,6 +139,17 @@ import Testing
             ingest, ["run", early, folder.path, "--no-journal"], environment: ["PATH": Self.path])
         #expect(run.status == 2 && run.stderr.contains("before the stage with 'as: ticket' runs"), "\(run.stderr)")
 
+        // A stage's own offer (no `as:`) likewise: `{{geohash}}` only after the geohash stage.
+        let geohash = try folder.file(
+            "geohash.yml",
+            head + "  - upload: { method: local, dir: out, key: \"{{geohash}}\" }\n  - geohash: { on_missing: skip }\n")
+        let before = try runCommand(ingest, ["lint", geohash], environment: ["PATH": Self.path])
+        #expect(before.status == 2)
+        #expect(
+            before.stdout.contains(
+                "\(geohash):4:46: error: {{geohash}} is used by upload before the geohash stage runs"),
+            "\(before.stdout)")
+
         let late = try folder.file("late.yml", head + request + upload)
         let good = try runCommand(ingest, ["lint", late], environment: ["PATH": Self.path])
         #expect(good.status == 0, "\(good.stdout)")

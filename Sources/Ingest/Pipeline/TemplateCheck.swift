@@ -58,7 +58,10 @@ enum TemplateCheck {
             for earlier in stages[..<index] { if let offer = earlier.offer { offered[offer.name] = offer } }
             // A stage's own name: `verify:` reading its own answer is lint's warning, not a load error.
             if stage.named, let own = stage.offer, offered[own.name] == nil { offered[own.name] = own }
-            let later = stages[(index + 1)...].compactMap(\.offer?.name)
+            // Each later offer as the stage that makes it: `as: ticket`, or the geohash stage.
+            let later = stages[(index + 1)...].compactMap { next in
+                next.offer.map { ($0.name, next.named ? "the stage with 'as: \($0.name)'" : "the \(next.name) stage") }
+            }
             for (variable, location) in variables(in: stage.options, lines: lines) {
                 if let message = problem(variable, offered: offered, later: later, stage: stage.name) {
                     errors.append(
@@ -71,15 +74,15 @@ enum TemplateCheck {
 
     /// Why `variable` has no value at this stage, with the closest offered name; nil when it is fine.
     static func problem(
-        _ variable: String, offered: [String: TemplateOffer], later: [String], stage: String
+        _ variable: String, offered: [String: TemplateOffer], later: [(name: String, maker: String)], stage: String
     ) -> (text: String, suggestion: String?)? {
         let path = variable.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let root = path[0]
         guard let offer = offered[root] else {
             let names = offered.keys.sorted()
-            if later.contains(root) {
+            if let maker = later.first(where: { $0.name == root })?.maker {
                 return (
-                    "{{\(variable)}} is used by \(stage) before the stage with 'as: \(root)' runs; "
+                    "{{\(variable)}} is used by \(stage) before \(maker) runs; "
                         + "offered here: \(names.joined(separator: ", "))", nil
                 )
             }

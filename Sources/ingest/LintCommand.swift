@@ -13,6 +13,11 @@ struct LintCommand: ParsableCommand {
     @Flag(name: .long, help: "Treat warnings as errors (exit 2).")
     var strict = false
 
+    @Flag(
+        name: .customLong("strict-env"),
+        help: "Treat an unset ${VAR} without a default as an error (exit 2), for CI where the variables are set.")
+    var strictEnv = false
+
     func validate() throws {
         if pipelines.isEmpty { throw ValidationError("give at least one pipeline file") }
     }
@@ -20,7 +25,7 @@ struct LintCommand: ParsableCommand {
     func run() throws {
         var failed = false
         for path in pipelines {
-            let issues = Pipeline.lint(path: path)
+            let issues = Pipeline.lint(path: path, strictEnvironment: strictEnv)
             for issue in issues { print(Redaction.text(issue.description)) }
             if issues.contains(where: { $0.severity == .error || strict }) { failed = true }
             if issues.isEmpty { print("\(path): ok") }

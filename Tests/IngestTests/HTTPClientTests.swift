@@ -162,6 +162,7 @@ import Testing
             version: 1
             name: t
             stages:
+              - request: { url: "${API}/t", as: ticket }
               - request:
                   url: "${API}/x"
                   json: { n: "{{ticket.n}}", id: "{{ticket.visit_id}}", fields: "{{ticket.fields}}", text: "n={{ticket.n}}",
@@ -170,7 +171,7 @@ import Testing
 
             """
         let pipeline = try Pipeline.parse(yaml: yaml, environment: ["API": "https://api.test"])
-        let stage = try #require(pipeline.stages.first?.stage as? RequestStage)
+        let stage = try #require(pipeline.stages.last?.stage as? RequestStage)
         let body = try #require(stage.options.json).render(scope(facts))
         #expect(
             body.serialized()

@@ -96,6 +96,9 @@ public protocol Stage: Sendable {
     static var usesNetwork: Bool { get }
     /// True when the stage writes files into the work folder (a transcode): `max_work_bytes` applies to it.
     static var writesWorkFiles: Bool { get }
+    /// What the stage leaves for later templates without an `as:` (`probe` → `{{probe.duration}}`); nil when
+    /// nothing. Lint and load check templates against it (`TemplateCheck`).
+    static var templateOffer: TemplateOffer? { get }
 
     init(options: Options) throws
     /// Problems only a run that uses the stage cares about (an upload's missing credentials), checked by `ingest run`
@@ -109,6 +112,7 @@ extension Stage {
     public func checkReadyToRun() throws {}
     public static var usesNetwork: Bool { false }
     public static var writesWorkFiles: Bool { false }
+    public static var templateOffer: TemplateOffer? { nil }
 }
 
 /// A stage type as the registry knows it, with its options erased.
@@ -117,6 +121,7 @@ public struct StageDescriptor: Sendable {
     public let summary: String
     public let usesNetwork: Bool
     public let writesWorkFiles: Bool
+    public let templateOffer: TemplateOffer?
     public let optionsSchema: JSONValue
     /// Name, doc and default of each option, for the README reference.
     public let optionDocs: [(name: String, doc: String, required: Bool, defaultText: String?)]
@@ -127,6 +132,7 @@ public struct StageDescriptor: Sendable {
         summary = S.summary
         usesNetwork = S.usesNetwork
         writesWorkFiles = S.writesWorkFiles
+        templateOffer = S.templateOffer
         optionsSchema = S.Options.jsonSchema
         optionDocs = S.Options.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText) }
         make = { node in

@@ -32,25 +32,34 @@ public struct PipelineLintIssue: Equatable, Sendable, CustomStringConvertible {
 
 extension Pipeline {
     /// Every error that stops the file from loading, or, when it loads, warnings about likely mistakes. In file
-    /// order; the file is usable when no issue has severity `.error`.
+    /// order; the file is usable when no issue has severity `.error`. Lint needs no secrets: a variable unset inside
+    /// a stage's options is a warning naming it (an error with `strictEnvironment`, for CI); one needed to load the
+    /// file itself (`concurrency: ${N}`) stays an error.
     public static func lint(
-        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        strictEnvironment: Bool = false
     ) -> [PipelineLintIssue] {
-        lintIssues(decodeFile(path: path, environment: environment))
+        lintIssues(decodeFile(path: path, environment: environment, excuseUnset: true), strict: strictEnvironment)
     }
 
     /// `lint` for text already in memory; `source` names it in findings.
     public static func lint(
-        yaml: String, source: String = "<memory>", environment: [String: String] = ProcessInfo.processInfo.environment
+        yaml: String, source: String = "<memory>", environment: [String: String] = ProcessInfo.processInfo.environment,
+        strictEnvironment: Bool = false
     ) -> [PipelineLintIssue] {
-        lintIssues(decodeFile(yaml: yaml, source: source, environment: environment))
+        lintIssues(
+            decodeFile(yaml: yaml, source: source, environment: environment, excuseUnset: true),
+            strict: strictEnvironment)
     }
 
-    private static func lintIssues(_ decoded: DecodedFile) -> [PipelineLintIssue] {
-        guard let pipeline = decoded.pipeline, let document = decoded.document, decoded.errors.isEmpty else {
-            return decoded.errors.map(PipelineLintIssue.init(error:))
+    private static func lintIssues(_ decoded: DecodedFile, strict: Bool) -> [PipelineLintIssue] {
+        let unset = decoded.unsetVariables.map {
+            PipelineLintIssue(severity: strict ? .error : .warning, location: $0.location, message: $0.message)
         }
-        return PipelineLinter(pipeline: pipeline, root: document.root).warnings()
+        guard let pipeline = decoded.pipeline, let document = decoded.document, decoded.errors.isEmpty else {
+            return (unset + decoded.errors.map(PipelineLintIssue.init(error:))).sortedLintIssues()
+        }
+        return (unset + PipelineLinter(pipeline: pipeline, root: document.root).warnings()).sortedLintIssues()
     }
 }
 
@@ -90,16 +99,8 @@ struct PipelineLinter {
             named[name] = stage
         }
 
-        // A template that reads a stage's results before that stage runs is empty for every file.
-        for (index, (stage, options)) in zip(pipeline.stages, stageNodes).enumerated() {
-            let later = pipeline.stages[(index + 1)...].compactMap(\.resultName)
-            let earlier = Set(pipeline.stages[..<index].compactMap(\.resultName))
-            for (reference, location) in templateRoots(in: options)
-            where later.contains(reference) && !earlier.contains(reference) {
-                warn(
-                    location,
-                    "{{\(reference).…}} is used by \(stage.name) before the stage with 'as: \(reference)' runs")
-            }
+        // A template reading a stage's results before that stage runs is refused at load (`TemplateCheck`).
+        for (stage, options) in zip(pipeline.stages, stageNodes) {
             // `verify:` is sent before the call it checks: the call's own answer is never there.
             if let own = stage.resultName, let verify = optionNode("verify", in: options) {
                 for (reference, location) in templateRoots(in: verify) where reference == own {

@@ -200,20 +200,28 @@ extension Pipeline {
         var pipeline: Pipeline?
         var document: ConfigDocument?
         var errors: [PipelineFileError]
+        /// Unset variables `lint` went on without (`excuseUnset`): each names the variable, at its scalar.
+        var unsetVariables: [PipelineFileError] = []
     }
 
-    static func decodeFile(path: String, environment: [String: String], offline: Bool = false) -> DecodedFile {
+    static func decodeFile(
+        path: String, environment: [String: String], offline: Bool = false, excuseUnset: Bool = false
+    ) -> DecodedFile {
         let yaml: String
         do {
             yaml = try PipelineFileReader.read(path: path)
         } catch {
             return DecodedFile(errors: [error])
         }
-        return decodeFile(yaml: yaml, source: path, environment: environment, offline: offline)
+        return decodeFile(
+            yaml: yaml, source: path, environment: environment, offline: offline, excuseUnset: excuseUnset)
     }
 
+    /// `excuseUnset` is lint's: an unset variable inside any stage's options is set aside (as `offline` does for
+    /// network stages) and returned in `unsetVariables`; the stage it stopped from building stays as a stand-in so
+    /// the stages keep their places. A variable needed elsewhere (`concurrency: ${N}`) is still an error.
     static func decodeFile(
-        yaml: String, source: String, environment: [String: String], offline: Bool = false
+        yaml: String, source: String, environment: [String: String], offline: Bool = false, excuseUnset: Bool = false
     ) -> DecodedFile {
         var document: ConfigDocument
         do {
@@ -224,7 +232,11 @@ extension Pipeline {
             return DecodedFile(errors: [PipelineFileError(location: nil, message: "\(source): \(error)")])
         }
         let written = document.root
-        let leftOut = offline ? document.excuseVariablesOfNetworkStages() : []
+        let unset = document.errors
+        let leftOut =
+            offline || excuseUnset ? document.excuseVariablesOfNetworkStages(allStages: excuseUnset) : []
+        let excused = unset.filter { !document.errors.contains($0) }
+        let templateErrors = TemplateCheck.errors(root: written, yaml: yaml)
         let (file, decodingErrors) = PipelineFileOptions.decodeCollectingErrors(from: document.root)
         // A scalar whose variable is missing still holds `${…}`: what decoding says about it, or about its stage's
         // options as a whole, repeats that error.
@@ -232,18 +244,20 @@ extension Pipeline {
         let relevant = decodingErrors.filter { error in !(error.location.map(echoes.contains) ?? false) }
         var errors: [PipelineFileError] = []
         // A missing variable in a YAML anchor is met once per alias: say it once.
-        for error in (document.errors + relevant).sortedByLocation() where !errors.contains(error) {
+        for error in (document.errors + relevant + templateErrors).sortedByLocation() where !errors.contains(error) {
             errors.append(error)
         }
-        guard errors.isEmpty else { return DecodedFile(document: document, errors: errors) }
+        guard errors.isEmpty else {
+            return DecodedFile(document: document, errors: errors, unsetVariables: excused)
+        }
         var stages = file.stages.stages
-        for index in leftOut.sorted(by: >) { stages.remove(at: index) }
+        if !excuseUnset { for index in leftOut.sorted(by: >) { stages.remove(at: index) } }
         let pipeline = Pipeline(
             version: file.version.value, name: file.name, input: file.input.spec,
             concurrency: file.concurrency, stages: stages, source: source,
             dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
             configHash: ConfigDigest.hash(written))
-        return DecodedFile(pipeline: pipeline, document: document, errors: [])
+        return DecodedFile(pipeline: pipeline, document: document, errors: [], unsetVariables: excused)
     }
 }
 
@@ -273,7 +287,7 @@ extension ConfigDocument {
     /// check across its options (`validate(at:)`), which may depend on the value — the stage's item is swapped for
     /// a stand-in that decodes, and its index is returned so the caller drops it from the pipeline. Any other error
     /// in the stage (an unknown option, a bad value written out) still counts.
-    mutating func excuseVariablesOfNetworkStages() -> [Int] {
+    mutating func excuseVariablesOfNetworkStages(allStages: Bool = false) -> [Int] {
         guard !uninterpolated.isEmpty, case .mapping(var pairs) = root.kind,
             let stagesAt = pairs.firstIndex(where: { $0.key.scalar == "stages" }),
             case .sequence(var items) = pairs[stagesAt].value.kind
@@ -284,7 +298,7 @@ extension ConfigDocument {
             guard case .mapping(let stage) = item.kind, stage.count == 1, let name = stage[0].key.scalar else {
                 return false
             }
-            return StageRegistry.descriptor(named: name)?.usesNetwork == true
+            return allStages || StageRegistry.descriptor(named: name)?.usesNetwork == true
         }
         // Missing variables also read outside network stages (an alias of an anchor inside one) stay errors.
         var readElsewhere = Set<SourceLocation>()
@@ -297,6 +311,7 @@ extension ConfigDocument {
             item.collectLocations(into: &inside)
             let excused = inside.intersection(missing).subtracting(readElsewhere)
             guard !excused.isEmpty, case .mapping(let stage) = item.kind else { continue }
+            let removed = errors.filter { $0.location.map(excused.contains) ?? false }
             errors.removeAll { $0.location.map(excused.contains) ?? false }
             let errorsOfStage: [PipelineFileError]
             do {
@@ -307,6 +322,12 @@ extension ConfigDocument {
             } catch let error as PipelineFileErrors {
                 errorsOfStage = error.errors
             } catch {
+                continue
+            }
+            // Lint: a value the stage cannot be built without (a number written `${N}`) stays an error.
+            let needed = Set(errorsOfStage.compactMap(\.location)).intersection(excused)
+            if allStages, !needed.isEmpty {
+                errors += removed.filter { $0.location.map(needed.contains) ?? false }
                 continue
             }
             let optionsAt = stage[0].value.location

@@ -43,6 +43,7 @@ public struct AudioStage: Stage {
     }
 
     public static let name = "audio"
+    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
     public static let summary =
         "Transcodes audio (M4A, MP3, WAV, FLAC, a movie's track) to AAC in a faststart .m4a; passes compliant files through."
     public static let writesWorkFiles = true

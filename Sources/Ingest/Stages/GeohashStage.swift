@@ -42,6 +42,8 @@ public struct GeohashStage: Stage {
     }
 
     public static let name = "geohash"
+    /// `{{geohash}}`: a string, so no fields.
+    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: [])
     public static let summary = "Adds the geohash of the file's location (from probe) as the fact `geohash`."
 
     let options: Options

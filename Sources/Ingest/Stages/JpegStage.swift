@@ -126,6 +126,7 @@ public struct JpegStage: Stage {
     }
 
     public static let name = "jpeg"
+    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
     public static let summary = "Re-encodes JPEG, PNG and HEIC photos as upright JPEG (quality, size, metadata policy)."
     public static let writesWorkFiles = true
 

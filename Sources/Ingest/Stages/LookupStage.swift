@@ -54,6 +54,7 @@ public struct LookupStage: Stage {
     }
 
     public static let name = "lookup"
+    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
     public static let summary =
         "Looks values up for the file in a CSV manifest (or fills them from templates) and checks them; saved under `as:`."
 

@@ -7,7 +7,15 @@ public struct ProbeStage: Stage {
     }
 
     public static let name = "probe"
-    public static let summary = "Reads container, duration, streams, creation time and location (libavformat, libexif, libheif)."
+    public static let summary =
+        "Reads container, duration, streams, creation time and location (libavformat, libexif, libheif)."
+    /// The probe fact's fields (`ProbeResult.json`) and the shortcuts templates add (`TemplateScope.probeShortcuts`).
+    public static let templateOffer: TemplateOffer? = TemplateOffer(
+        name: "probe",
+        fields: [
+            "content", "format", "streams", "location", "width", "height", "orientation", "date_time_original",
+            "has_gps", "duration", "size", "format_name",
+        ])
 
     public init(options: Options) throws {}
 

@@ -101,6 +101,7 @@ public struct UploadStage: Stage {
     }
 
     public static let name = "upload"
+    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
     public static let summary =
         "Uploads the file: PUT to a signed URL, S3 presigned POST, an atomic copy into a folder, or straight into an S3 "
         + "bucket (SigV4, multipart for large files)."

@@ -86,6 +86,7 @@ public struct VideoStage: Stage {
     }
 
     public static let name = "video"
+    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
     public static let summary =
         "Transcodes or remuxes .mov/.mp4/.mkv to H.264 + AAC in a faststart MP4/MOV within size and frame-rate limits."
     public static let writesWorkFiles = true

@@ -41,7 +41,7 @@ public struct PipelineTestFile: Sendable {
         var caseNodes: [ConfigNode] = []
         for (key, value) in pairs {
             switch key.scalar ?? "" {
-            case "pipeline": file.pipeline = (folder as NSString).appendingPathComponent(try text(value))
+            case "pipeline": file.pipeline = resolved(try text(value), in: folder)
             case "env":
                 for (name, setting) in try mapping(value) { file.environment[try text(name)] = try text(setting) }
             case "stubs": shared = try stubs(value)
@@ -64,7 +64,7 @@ public struct PipelineTestFile: Sendable {
         for (key, value) in try mapping(node) {
             switch key.scalar ?? "" {
             case "name": result.name = try text(value)
-            case "input": result.input = (folder as NSString).appendingPathComponent(try text(value))
+            case "input": result.input = resolved(try text(value), in: folder)
             case "path": result.path = try text(value)
             case "stubs": result.stubs.merge(try stubs(value)) { $1 }
             case "expect": expectNode = value
@@ -118,6 +118,11 @@ public struct PipelineTestFile: Sendable {
             result[try text(key)] = stub
         }
         return result
+    }
+
+    /// A path as written in the test file: relative to the test file's folder unless absolute.
+    static func resolved(_ path: String, in folder: String) -> String {
+        path.hasPrefix("/") ? path : (folder as NSString).appendingPathComponent(path)
     }
 
     static func mapping(_ node: ConfigNode) throws -> [(ConfigNode, ConfigNode)] {

@@ -7,12 +7,13 @@ extension S3Uploader {
     func rehearse(path: String, key: String, headers: [(String, String)], contentType: String, tap: RehearsalTap)
         throws -> S3UploadResult
     {
-        let size: Int64
+        let status: FileStatus
         do {
-            size = try FileStatus(path: path, followLinks: true).size
+            status = try FileStatus(path: path, followLinks: true)
         } catch {
             throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read the file to upload: \(error)")
         }
+        let size = status.size
         let url = endpoint.objectURL(S3Location(bucket: bucket, key: key))
         let headers = [("Content-Type", contentType)] + headers
         var notes = ["key: \(key)", "bucket: \(bucket)"]
@@ -28,13 +29,15 @@ extension S3Uploader {
             notes.append(
                 "parts: multipart, \(count) parts of \(partSize) bytes (last \(last)), \(partConcurrency) at once")
         }
-        let unsigned = try SigV4Request(method: method, url: target, headers: headers, payload: .unsigned)
+        // Signed as `putObject` and `multipartUpload` sign theirs: a PUT's payload hashed when the pipeline says so.
+        let slice = HTTPBody.FileSlice(path: path, size: size, modified: status.modified)
+        var payload = SigV4Payload.empty
+        if method == "PUT" { payload = payloadSigning == .signed ? .sha256(try hashSlice(slice).sha256) : .unsigned }
+        let unsigned = try SigV4Request(method: method, url: target, headers: headers, payload: payload)
         let signature = signer.signHeaders(unsigned, date: clock())
         var request = HTTPRequest(
             method: method, url: target, headers: (headers + signature.headers).map { (name: $0.0, value: $0.1) })
-        if method == "PUT" {
-            request.body = HTTPBody(file: HTTPBody.FileSlice(path: path, size: size, modified: 0))
-        }
+        if method == "PUT" { request.body = HTTPBody(file: slice) }
         let response = tap.answer(request, notes: notes)
         guard (200...299).contains(response.status) else {
             throw refused("\(method) \(Redaction.url(target))", response, attempts: 1)

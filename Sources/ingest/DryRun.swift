@@ -20,9 +20,9 @@ enum DryRun {
     }
 
     /// One file's rehearsed requests, under its line of the table.
-    static func print(_ requests: [RehearsedRequest]) {
+    static func print(_ requests: [RehearsedRequest], toStandardError: Bool = false) {
         guard !requests.isEmpty else { return }
         let text = requests.flatMap { $0.lines.map { "    " + $0 } }.joined(separator: "\n") + "\n"
-        FileHandle.standardOutput.write(Data(text.utf8))
+        (toStandardError ? FileHandle.standardError : FileHandle.standardOutput).write(Data(text.utf8))
     }
 }

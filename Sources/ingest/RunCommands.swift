@@ -130,7 +130,11 @@ struct RunOptions: ParsableArguments {
         }
         func write(_ report: ItemReport) throws {
             for writer in writers { try writer.write(report) }
-            if let rehearsal = settings.rehearsal, !quiet { DryRun.print(rehearsal.take(path: report.path)) }
+            if let rehearsal = settings.rehearsal, !quiet {
+                // A report on standard output (`--report -`) stays pure: the requests then go to standard error.
+                DryRun.print(
+                    rehearsal.take(path: report.path), toStandardError: writers.count == 1 && self.report != nil)
+            }
         }
         runner.cancelOnInterruptSignals { name in
             let say = { printError("ingest: \(name): stopping the files in flight (again to quit at once)") }

@@ -20,7 +20,7 @@ struct IngestCLI: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             RunCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
-            PresignCommand.self, StatusCommand.self, ReportCommand.self,
+            PresignCommand.self, StatusCommand.self, ReportCommand.self, TestCommand.self,
         ]
     )
 

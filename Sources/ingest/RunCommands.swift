@@ -71,14 +71,22 @@ struct RunOptions: ParsableArguments {
 
     /// Loads the pipeline, runs it and writes the reports; returns the exit status. `journal` is given for
     /// `ingest run` (nil for `ingest validate`, which changes nothing and so has nothing to resume).
-    func execute(offline: Bool, journal journalOptions: JournalOptions? = nil) throws -> ExitStatus {
+    func execute(offline: Bool, journal journalOptions: JournalOptions? = nil, dryRun: Bool = false) throws
+        -> ExitStatus
+    {
         var pipeline: Pipeline
+        // A dry run sends nothing, so it needs no secrets: an unset `${VAR}` renders as `<unset VAR>`.
+        let environment = dryRun ? DryRun.environment(pipelineAt: self.pipeline) : ProcessInfo.processInfo.environment
         do {
             // Offline (validate), variables only network stages read are not needed: CI runs it without secrets.
-            pipeline = try Pipeline.load(path: self.pipeline, offline: offline)
+            pipeline = try Pipeline.load(path: self.pipeline, environment: environment, offline: offline)
             try pipeline.checkReadyToRun(offline: offline)
         } catch let errors as PipelineFileErrors {
             for error in errors.errors { printError(error.description) }
+            if dryRun, errors.errors.contains(where: { $0.description.contains("<unset ") }) {
+                printError(
+                    "ingest: a dry run renders an unset ${VAR} as <unset VAR>, which the option above refuses: set it")
+            }
             printError("\(self.pipeline): not run: the pipeline file has \(errors.errors.count) error(s)")
             return .usage
         }
@@ -87,10 +95,12 @@ struct RunOptions: ParsableArguments {
         let missing = InputPaths.missing(paths)
         for problem in missing { printError("ingest: \(problem) (nothing ran)") }
         if !missing.isEmpty { return .usage }
-        let settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
+        var settings = RunSettings(
+            workDirectory: workDir, probeTimeout: probeTimeout, offline: offline, environment: environment)
+        if dryRun { settings.rehearsal = Rehearsal() }
         let progress = quiet ? nil : RunProgress()
         var journal: (any JournalStore)?
-        if let journalOptions, !journalOptions.noJournal {
+        if let journalOptions, !journalOptions.noJournal, !dryRun {
             do {
                 journal = try journalOptions.open(workDirectory: workDir)
             } catch let error as JournalError {
@@ -118,7 +128,14 @@ struct RunOptions: ParsableArguments {
         } else if !quiet || fileFormat != nil {
             writers.append(try (fileFormat ?? .table).makeWriter(output: ReportOutput(), pipelineName: pipeline.name))
         }
-        func write(_ report: ItemReport) throws { for writer in writers { try writer.write(report) } }
+        func write(_ report: ItemReport) throws {
+            for writer in writers { try writer.write(report) }
+            if let rehearsal = settings.rehearsal, !quiet {
+                // A report on standard output (`--report -`) stays pure: the requests then go to standard error.
+                DryRun.print(
+                    rehearsal.take(path: report.path), toStandardError: writers.count == 1 && self.report != nil)
+            }
+        }
         runner.cancelOnInterruptSignals { name in
             let say = { printError("ingest: \(name): stopping the files in flight (again to quit at once)") }
             if let display { display.withDisplayCleared(say) } else { say() }
@@ -149,7 +166,16 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var options: RunOptions
     @OptionGroup(title: "Journal") var journal: JournalOptions
 
-    func run() throws { throw try options.execute(offline: false, journal: journal) }
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Run the local stages and print each request the network stages would send; send nothing, keep no "
+                + "journal.",
+            discussion: "Secrets are redacted; an unset ${VAR} shows as <unset VAR>, and what only a server's answer "
+                + "can provide as <ticket.upload_url>."))
+    var dryRun = false
+
+    func run() throws { throw try options.execute(offline: false, journal: journal, dryRun: dryRun) }
 }
 
 struct ValidateCommand: ParsableCommand {

@@ -39,7 +39,7 @@ import Testing
     @Test func cliReference() throws {
         var expected = ""
         for command in [
-            "run", "validate", "probe", "lint", "schema", "presign put", "presign post", "status", "report",
+            "run", "validate", "probe", "lint", "schema", "presign put", "presign post", "status", "report", "test",
         ] {
             let words = command.split(separator: " ").map(String.init)
             let help = try runCommand(TestPaths.ingest, words + ["--help"], environment: ["COLUMNS": "100"])

@@ -32,9 +32,11 @@ import Testing
     static var pipelineFiles: [String] {
         let folder = root.appendingPathComponent("pipelines")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { $0.hasSuffix(".yml") || $0.hasSuffix(".yaml") }.sorted().map {
-            folder.appendingPathComponent($0).path
-        }
+        // `NAME.test.yml` beside a pipeline is its `ingest test` file, not a pipeline.
+        return names.filter { ($0.hasSuffix(".yml") || $0.hasSuffix(".yaml")) && !$0.hasSuffix(".test.yml") }.sorted()
+            .map {
+                folder.appendingPathComponent($0).path
+            }
     }
 
     /// `INGEST_UPDATE_SCHEMA=1 swift test --filter SchemaTests` rewrites the file first (the same bytes as

@@ -10,6 +10,8 @@ public struct RunSettings: Sendable {
     public var offline: Bool
     /// The process environment (for `${VAR}` and `env.NAME`).
     public var environment: [String: String]
+    /// Set for `--dry-run` and `ingest test`: network stages render their requests and ask it instead of sending.
+    public var rehearsal: Rehearsal?
 
     public init(
         workDirectory: String = ".ingest/work", probeTimeout: Double = 10, offline: Bool = false,

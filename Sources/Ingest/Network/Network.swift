@@ -154,6 +154,8 @@ struct Exchange {
     /// broke or timed out after it was made): true when the call is known to be done, and the exchange then ends by
     /// throwing `CallSettled` instead of repeating it. Throws to fail the file when that cannot be known.
     var inDoubt: (() throws -> Bool)? = nil
+    /// Set in a rehearsal (`--dry-run`, `ingest test`): the request is built once and answered by it, unsent.
+    var rehearsal: RehearsalTap? = nil
 
     /// Thrown by `send` when `inDoubt` settled that an earlier attempt was done.
     struct CallSettled: Error {}
@@ -169,6 +171,7 @@ struct Exchange {
 
     /// `makeRequest(attempt)` builds each attempt's request (attempt counts from 1).
     func send(observer: HTTPBodyObserver? = nil, makeRequest: (Int) throws -> HTTPRequest) throws -> Outcome {
+        if let rehearsal { return Outcome(response: rehearsal.answer(try makeRequest(1)), attempts: 1) }
         // `max_elapsed` counts from the first attempt and leaves out time queued for a `rate` slot: in a batch paced
         // at 10/hour a file may queue for an hour before it is sent, which is no reason to retry it less.
         var started: Date?

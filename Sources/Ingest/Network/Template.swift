@@ -283,6 +283,12 @@ struct TemplateScope {
             throw missing(name, because: "file offers name, stem, ext, size, path; dir offers name")
         default: break
         }
+        // A dry run's answers have no fields: what only a server could say shows as `<ticket.upload_url>`.
+        if item.templateValues["placeholder:" + root] != nil, !rest.isEmpty,
+            (try? lookup(item.facts[root] ?? .null, rest, name: name, root: root)) == nil
+        {
+            return .string("<\(name)>")
+        }
         guard var fact = item.templateValues["result:" + root] ?? item.facts[root] else {
             throw missing(
                 name,

@@ -149,6 +149,7 @@ public struct RequestStage: Stage {
 
         var exchange = Exchange(
             stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
+        exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: options.expect?.first ?? 200)
         if let verify = options.verify {
             // A retry after an answer lost mid-call is a repeat too: asked first.
             exchange.inDoubt = { try self.verifiedDone(verify, item: item, scope: scope, context: context) }

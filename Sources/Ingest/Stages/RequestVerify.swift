@@ -64,8 +64,9 @@ extension RequestStage {
         request.timeout = verify.timeout.seconds
         options.network.apply(to: &request)
         let shown = "\(method) \(Redaction.url(request.url))"
-        let exchange = Exchange(
+        var exchange = Exchange(
             stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
+        exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: verify.expect?.first ?? 200)
         let outcome: Exchange.Outcome
         do {
             outcome = try exchange.send(request)

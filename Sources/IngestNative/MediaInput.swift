@@ -149,13 +149,20 @@ package final class MediaInput {
     /// Opens the guard refused (see `Demuxer.unrestricted`).
     package var refusedOpens: Int { Int(guardState.pointee.nested_open_attempts) }
 
-    /// Opens `path` with `demuxer` within `limits`. Throws `MediaInputError`.
-    package init(path: String, demuxer: Demuxer, limits: MediaInputLimits = MediaInputLimits()) throws {
+    /// The in-memory input the context reads through instead of the file, if any; outlives the context.
+    private let memory: MemoryIO?
+
+    /// Opens `path` with `demuxer` within `limits` (or reads `memory` instead, `path` then only naming it).
+    /// Throws `MediaInputError`.
+    package init(
+        path: String, demuxer: Demuxer, limits: MediaInputLimits = MediaInputLimits(), memory: MemoryIO? = nil
+    ) throws {
         let guardState = UnsafeMutablePointer<IngestProbeGuard>.allocate(capacity: 1)
         guardState.initialize(to: IngestProbeGuard())
         var opened: UnsafeMutablePointer<AVFormatContext>? = nil
         do {
-            opened = try Self.open(path: path, demuxer: demuxer, limits: limits, guardState: guardState)
+            opened = try Self.open(
+                path: path, demuxer: demuxer, limits: limits, guardState: guardState, memory: memory)
         } catch {
             guardState.deallocate()
             throw error
@@ -169,6 +176,7 @@ package final class MediaInput {
         self.context = context
         self.guardState = guardState
         self.demuxer = demuxer
+        self.memory = memory
 
         var ran = false
         do {
@@ -216,7 +224,8 @@ package final class MediaInput {
     }
 
     private static func open(
-        path: String, demuxer: Demuxer, limits: MediaInputLimits, guardState: UnsafeMutablePointer<IngestProbeGuard>
+        path: String, demuxer: Demuxer, limits: MediaInputLimits, guardState: UnsafeMutablePointer<IngestProbeGuard>,
+        memory: MemoryIO?
     ) throws -> UnsafeMutablePointer<AVFormatContext>? {
         guard let format = av_find_input_format(demuxer.name) else {
             throw MediaInputError(
@@ -231,6 +240,8 @@ package final class MediaInput {
                 refusedOpens: 0)
         }
         ingest_av_install_guard(context, guardState)
+        // A custom pb: avformat_open_input reads it and opens nothing (and does not free it).
+        if let memory { context.pointee.pb = memory.context }
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
         av_dict_set(&options, "protocol_whitelist", "file", 0)

@@ -242,11 +242,16 @@ public struct S3PostPolicy: Sendable, Equatable {
         return "\(day)T\(String(c[9..<11])):\(String(c[11..<13])):\(String(c[13..<15]))Z"
     }
 
+    /// Years 0001–9999 only: `formatDate` writes four year digits (a year like 20300 came back as garbage).
     static func parseDate(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)
+        var date = formatter.date(from: text)
+        if date == nil {
+            formatter.formatOptions = [.withInternetDateTime]
+            date = formatter.date(from: text)
+        }
+        guard let date, (-62_135_596_800..<253_402_300_800).contains(date.timeIntervalSince1970) else { return nil }
+        return date
     }
 }

@@ -412,7 +412,9 @@ struct MultipartForm {
             text += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.quoted(name))\"\r\n\r\n\(value)\r\n"
         }
         text += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.quoted(fileField))\"; "
-        text += "filename=\"\(Self.quoted(fileName))\"\r\nContent-Type: \(fileType)\r\n\r\n"
+        // A type with CR or LF (from a ticket or a template) would end the part's headers early: drop them.
+        let type = String(String.UnicodeScalarView(fileType.unicodeScalars.filter { $0 != "\r" && $0 != "\n" }))
+        text += "filename=\"\(Self.quoted(fileName))\"\r\nContent-Type: \(type)\r\n\r\n"
         head = Array(text.utf8)
         tail = Array("\r\n--\(boundary)--\r\n".utf8)
     }

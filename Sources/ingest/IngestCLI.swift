@@ -32,6 +32,10 @@ struct IngestCLI: ParsableCommand {
             // Help and --version exit 0; every parse or validation error is a usage error: 2.
             let code = exitCode(for: error)
             if code == .success { exit(withError: error) }
+            if let unknown = UnknownCommand.message(arguments: Array(CommandLine.arguments.dropFirst())) {
+                printError(unknown)
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
             FileHandle.standardError.write(Data((Redaction.text(fullMessage(for: error)) + "\n").utf8))
             Foundation.exit(ExitStatus.usage.rawValue)
         }

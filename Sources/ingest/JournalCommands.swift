@@ -44,12 +44,17 @@ struct StatusCommand: ParsableCommand {
         let counts = try journal.counts()
         // A `running` file a live run (or a live lease) holds is in progress, not interrupted.
         let holders = try journal.liveHolders()
+        let pipelines = try JournalPipelines(journal)
+        /// Each file's pipeline, when the journal holds files of several.
+        func of(_ record: JournalRecord) -> String {
+            pipelines.mixed ? "  [pipeline \(TerminalText.escaped(JournalPipelines.label(record.pipeline)))]" : ""
+        }
         var inProgress = 0
         var problems = ""
         try journal.forEachRecord { record in
             switch record.state {
             case .failed:
-                problems += "FAIL  \(TerminalText.escaped(record.path))\n"
+                problems += "FAIL  \(TerminalText.escaped(record.path))\(of(record))\n"
                 for failure in record.failures.map(\.redacted) {
                     problems +=
                         "      \(TerminalText.escaped("\(failure.stage).\(failure.rule): \(failure.message)"))\n"
@@ -57,16 +62,23 @@ struct StatusCommand: ParsableCommand {
             case .running:
                 if let holder = holders.holder(of: record) {
                     inProgress += 1
-                    problems += "RUN   \(TerminalText.escaped(record.path))  in progress (held by \(holder))\n"
+                    problems +=
+                        "RUN   \(TerminalText.escaped(record.path))  in progress (held by \(holder))\(of(record))\n"
                 } else {
                     problems +=
-                        "STOP  \(TerminalText.escaped(record.path))  \(try interruption(record, journal: journal))\n"
+                        "STOP  \(TerminalText.escaped(record.path))  \(try interruption(record, journal: journal))"
+                        + "\(of(record))\n"
                 }
             case .done, .skipped: break
             }
         }
         var out = "journal \(journal.path)"
-        if let name = try journal.meta("pipeline") { out += " (pipeline \(name))" }
+        if pipelines.mixed {
+            let names = pipelines.names.map(JournalPipelines.label).joined(separator: ", ")
+            out += " (pipelines \(TerminalText.escaped(names)))"
+        } else if let name = try journal.meta("pipeline") {
+            out += " (pipeline \(name))"
+        }
         out += "\n"
         let interrupted = (counts[.running] ?? 0) - inProgress
         var lines: [(Int, String)] = [
@@ -75,6 +87,7 @@ struct StatusCommand: ParsableCommand {
         ]
         if inProgress > 0 { lines.append((inProgress, "in progress (a live run holds them)")) }
         for (count, label) in lines { out += String(format: "%8d  ", count) + label + "\n" }
+        if pipelines.mixed { out += pipelines.lines.map { "  " + TerminalText.escaped($0) + "\n" }.joined() }
         if !problems.isEmpty { out += "\n" + problems }
         FileHandle.standardOutput.write(Data(out.utf8))
         let unfinished = (counts[.failed] ?? 0) + interrupted
@@ -92,7 +105,7 @@ func interruption(_ record: JournalRecord, journal: any JournalStore) throws -> 
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Write a report of every file in the journal (table, jsonl or junit), as `ingest run` would.",
+        abstract: "Write a report of every file in the journal, as `ingest run` would.",
         discussion: "Interrupted files are reported as failed, naming the stage they stopped in.")
 
     @OptionGroup var location: JournalLocation
@@ -100,19 +113,13 @@ struct ReportCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "table, jsonl or junit (default: from the output file's extension, else table).", valueName: "format"))
-    var format: String?
+            "The report's format (default: from the output file's extension, else table).", valueName: "format"))
+    var format: ReportFormat?
 
     @Option(
         name: .long,
         help: ArgumentHelp("Write the report to this file (mode 0600) instead of standard output.", valueName: "file"))
     var output: String?
-
-    func validate() throws {
-        if let format, ReportFormat(rawValue: format) == nil {
-            throw ValidationError("--format must be one of: table, jsonl, junit (found '\(format)')")
-        }
-    }
 
     func run() throws {
         let journal: any JournalStore
@@ -123,12 +130,19 @@ struct ReportCommand: ParsableCommand {
             throw ExitStatus.internalError
         }
         let chosen =
-            format.flatMap(ReportFormat.init(rawValue:)) ?? output.flatMap(ReportFormat.guess(fromPath:)) ?? .table
+            format ?? output.flatMap(ReportFormat.guess(fromPath:)) ?? .table
         let destination = try output.map { try ReportOutput(path: $0) } ?? ReportOutput()
-        let writer = try chosen.makeWriter(output: destination, pipelineName: try journal.meta("pipeline") ?? "ingest")
+        // Files of several pipelines are each reported under their own (a JUnit suite per pipeline).
+        let pipelines = try JournalPipelines(journal)
+        let name =
+            pipelines.mixed
+            ? pipelines.names.map(JournalPipelines.label).joined(separator: ", ")
+            : try journal.meta("pipeline") ?? "ingest"
+        let writer = try chosen.makeWriter(output: destination, pipelineName: name)
         var summary = RunSummary()
         try journal.forEachRecord { record in
-            let report = try ItemReport(journaled: record, interruption: interruption(record, journal: journal))
+            var report = try ItemReport(journaled: record, interruption: interruption(record, journal: journal))
+            if pipelines.mixed { report.pipeline = JournalPipelines.label(record.pipeline) }
             summary.add(report.status)
             try writer.write(report)
         }

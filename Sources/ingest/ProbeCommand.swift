@@ -27,19 +27,34 @@ struct ProbeCommand: ParsableCommand {
 
     @Option(
         name: .long, parsing: .unconditional,
-        help: ArgumentHelp("Files probed at once, 1 to 1024 (default: number of cores).", valueName: "n"),
+        help: ArgumentHelp(
+            "Files probed at once, 1 to 1024 (default: number of cores; --jobs is another name for it).",
+            valueName: "n"),
+        transform: { try CLINumber.whole($0, "--concurrency", CLINumber.workers) })
+    var concurrency: Int?
+
+    /// The name this option had before every command said `--concurrency`; kept so scripts keep working.
+    @Option(
+        name: .customLong("jobs"), parsing: .unconditional, help: .hidden,
         transform: { try CLINumber.whole($0, "--jobs", CLINumber.workers) })
-    var jobs: Int = min(ProcessInfo.processInfo.activeProcessorCount, Pipeline.maxConcurrency)
+    var jobsAlias: Int?
+
+    var jobs: Int {
+        concurrency ?? jobsAlias ?? min(ProcessInfo.processInfo.activeProcessorCount, Pipeline.maxConcurrency)
+    }
 
     @Argument(help: "Files (folders are walked).")
     var files: [String]
 
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one file") }
+        if concurrency != nil && jobsAlias != nil {
+            throw ValidationError("--jobs is another name for --concurrency: give one of them")
+        }
     }
 
     func run() throws {
-        let walker = InputWalker(paths: files, spec: InputSpec())
+        let walker = InputWalker(paths: files, spec: InputSpec(), inGivenOrder: true)
         var anyFailed = false
         // Probed in batches so output keeps the input order while `jobs` files are open at once.
         var batch: [InputEntry] = []

@@ -23,9 +23,9 @@ struct RunOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Format of the report: table, jsonl or junit (default: from the report file's extension, else table).",
+            "Format of the report (default: from the report file's extension — .jsonl, .json, .xml — else table).",
             valueName: "format"))
-    var reportFormat: String?
+    var reportFormat: ReportFormat?
 
     @Option(
         name: .long, parsing: .unconditional,
@@ -57,9 +57,6 @@ struct RunOptions: ParsableArguments {
     var shard: String?
 
     func validate() throws {
-        if let reportFormat, ReportFormat(rawValue: reportFormat) == nil {
-            throw ValidationError("--report-format must be one of: table, jsonl, junit (found '\(reportFormat)')")
-        }
         if let shard {
             do {
                 _ = try Shard(parsing: shard)
@@ -87,7 +84,10 @@ struct RunOptions: ParsableArguments {
                 printError(
                     "ingest: a dry run renders an unset ${VAR} as <unset VAR>, which the option above refuses: set it")
             }
-            printError("\(self.pipeline): not run: the pipeline file has \(errors.errors.count) error(s)")
+            // A file that is not there (or not a file) was said once already: no second line about it.
+            if errors.errors.count > 1 || !errors.errors[0].message.hasPrefix("cannot read pipeline file") {
+                printError("\(self.pipeline): not run: the pipeline file has \(errors.errors.count) error(s)")
+            }
             return .usage
         }
         if let concurrency { pipeline.concurrency = concurrency }
@@ -116,7 +116,7 @@ struct RunOptions: ParsableArguments {
         defer { display?.stop() }
 
         var writers: [ReportWriter] = []
-        let fileFormat = reportFormat.flatMap(ReportFormat.init(rawValue:))
+        let fileFormat = reportFormat
         if let report {
             let format = fileFormat ?? ReportFormat.guess(fromPath: report) ?? .table
             let output = try ReportOutput(path: report)

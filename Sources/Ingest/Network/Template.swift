@@ -218,8 +218,8 @@ public indirect enum TemplateValue: OptionValue, Sendable, Equatable {
     }
 }
 
-/// Where template variables come from for one file: the built-ins (`file.*`, `dir.name`, `sha256`, `md5`,
-/// `uuid`, `date.*`, `probe.*`, `geohash`, `env.*`) and each earlier stage's results under its `as:` name.
+/// Where template variables come from for one file: the built-ins (`file.*`, `artifact.*`, `dir.name`, `sha256`,
+/// `md5`, `uuid`, `date.*`, `probe.*`, `geohash`, `env.*`) and each earlier stage's results under its `as:` name.
 /// A variable without a value fails the file, naming the variable.
 struct TemplateScope {
     let item: Item
@@ -242,6 +242,9 @@ struct TemplateScope {
             return .int(
                 (try? FileManager.default.attributesOfItem(atPath: item.artifact)[.size] as? Int64) ?? item.size)
         case "file.path": return .string(item.relativePath)
+        case _ where root == "artifact" && item.facts[root] == nil:
+            guard let value = item.artifactValue(rest) else { throw missing(name, because: Item.artifactOffers) }
+            return value
         case "dir.name":
             let parent = (item.path as NSString).deletingLastPathComponent
             return .string((parent as NSString).lastPathComponent)
@@ -292,8 +295,8 @@ struct TemplateScope {
         guard var fact = item.templateValues["result:" + root] ?? item.facts[root] else {
             throw missing(
                 name,
-                because: "no earlier stage saved results as '\(root)' (built-ins: file.*, dir.name, sha256, md5, "
-                    + "uuid, date.*, probe.*, geohash, env.*)")
+                because: "no earlier stage saved results as '\(root)' (built-ins: file.*, artifact.*, dir.name, "
+                    + "sha256, md5, uuid, date.*, probe.*, geohash, env.*)")
         }
         if root == "probe", case .object(let object) = fact, let probe = item.probeResult {
             fact = .object(Self.probeShortcuts(object, probe))

@@ -15,7 +15,9 @@ enum PipelineFileReader {
             let reason =
                 error.errno == SystemError.tooManySymlinks
                 ? "symlink loop (\(error.reason))" : error.reason
-            throw failure("cannot read pipeline file \(path): \(reason)")
+            var missing = failure("cannot read pipeline file \(path): \(reason)")
+            if error.errno == ENOENT { missing.suggestion = PipelineFileReader.nearby(path) }
+            throw missing
         }
         guard status.kind == .regular else {
             throw failure("\(path) is \(status.kindName), not a pipeline file; give the pipeline's YAML file")
@@ -59,5 +61,20 @@ enum PipelineFileReader {
                 return (data[data.startIndex + offset], offset, line, column)
             }
         }
+    }
+
+    /// For a pipeline file that is not there: the same name with the other YAML extension (`preflight.yaml` given,
+    /// `preflight.yml` there), else the closest `.yml`/`.yaml` name in its folder.
+    static func nearby(_ path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let stem = (name as NSString).deletingPathExtension
+        func inFolder(_ file: String) -> String { folder.isEmpty ? file : folder + "/" + file }
+        for ext in ["yml", "yaml"] where inFolder(stem + "." + ext) != path {
+            if FileManager.default.fileExists(atPath: inFolder(stem + "." + ext)) { return inFolder(stem + "." + ext) }
+        }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? [])
+            .filter { $0.hasSuffix(".yml") || $0.hasSuffix(".yaml") }
+        return closestMatch(to: name, in: names).map(inFolder)
     }
 }

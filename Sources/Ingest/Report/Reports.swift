@@ -7,13 +7,18 @@ public enum ReportFormat: String, CaseIterable, Sendable {
     case table
     /// One JSON object per input file per line.
     case jsonl
+    /// One JSON document: the files' objects in an array, and the counts (`JSONDocumentReportWriter`).
+    case json
     /// JUnit XML: a testcase per file, a failure element per broken rule, which CI systems show natively.
     case junit
+    /// The table with GitHub Actions annotations, and a job summary in `$GITHUB_STEP_SUMMARY` (`GitHubReportWriter`).
+    case github
 
     /// The format a report file's name suggests (`.jsonl`, `.json`, `.xml`); nil when it suggests none.
     public static func guess(fromPath path: String) -> ReportFormat? {
         switch (path as NSString).pathExtension.lowercased() {
-        case "jsonl", "ndjson", "json": return .jsonl
+        case "jsonl", "ndjson": return .jsonl
+        case "json": return .json
         case "xml": return .junit
         case "txt", "log": return .table
         default: return nil
@@ -116,6 +121,10 @@ extension ReportFormat {
         switch self {
         case .table: writer = TableReportWriter(output: output)
         case .jsonl: writer = JSONLinesReportWriter(output: output)
+        case .json: writer = JSONDocumentReportWriter(output: output, pipelineName: pipelineName)
+        case .github:
+            writer = GitHubReportWriter(
+                output: output, pipelineName: pipelineName, environment: ProcessInfo.processInfo.environment)
         case .junit: writer = try JUnitReportWriter(output: output, suiteName: pipelineName)
         }
         return RedactingReportWriter(writer)
@@ -125,8 +134,13 @@ extension ReportFormat {
 /// `STATUS  path  details`, with each broken rule on its own line beneath.
 final class TableReportWriter: ReportWriter {
     private let output: ReportOutput
+    /// False when another writer shares the output and completes it (the GitHub format adds lines of its own).
+    private let commits: Bool
 
-    init(output: ReportOutput) { self.output = output }
+    init(output: ReportOutput, commit: Bool = true) {
+        self.output = output
+        commits = commit
+    }
 
     func write(_ report: ItemReport) throws {
         let label: String
@@ -140,6 +154,7 @@ final class TableReportWriter: ReportWriter {
         let details =
             report.status == .skipped ? (report.skipReason ?? "") : TableReportWriter.summary(of: report.facts)
         if !details.isEmpty { line += "  " + TerminalText.escaped(details) }
+        if let pipeline = report.pipeline { line += "  [pipeline \(TerminalText.escaped(pipeline))]" }
         line += "\n"
         for failure in report.failures {
             var text = "\(failure.stage).\(failure.rule): \(failure.message)"
@@ -157,7 +172,7 @@ final class TableReportWriter: ReportWriter {
 
     func finish(_ summary: RunSummary) throws {
         try output.write(summary.line + "\n")
-        try output.commit()
+        if commits { try output.commit() }
     }
 
     /// A few words on what the probe found: `mov 2.00s 320×240 h264+aac geohash u6sce0`.
@@ -229,30 +244,30 @@ final class JSONLinesReportWriter: ReportWriter {
 }
 
 /// JUnit XML. The suite's counts come first in the file but are known only at the end, so test cases are spooled
-/// to a temp file and copied after the header: memory stays bounded for any batch size.
+/// to a temp file and copied after the header: memory stays bounded for any batch size. A report that names each
+/// file's pipeline (`ingest report` on a shared journal) gets a suite per pipeline.
 final class JUnitReportWriter: ReportWriter {
     private let output: ReportOutput
     private let suiteName: String
-    private let spool: FileHandle
-    private let spoolPath: String
+    /// The suites in the order their first file came; the first is `suiteName`'s.
+    private var suites: [JUnitSuiteSpool]
 
     init(output: ReportOutput, suiteName: String) throws {
         self.output = output
         self.suiteName = suiteName
-        spoolPath = NSTemporaryDirectory() + "/ingest-junit-\(getpid())-\(UUID().uuidString).xml"
-        guard FileManager.default.createFile(atPath: spoolPath, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let spool = FileHandle(forUpdatingAtPath: spoolPath)
-        else { throw ReportError("cannot create a temp file for the JUnit report at \(spoolPath)") }
-        self.spool = spool
+        suites = [try JUnitSuiteSpool(name: suiteName)]
     }
 
-    deinit {
-        try? spool.close()
-        unlink(spoolPath)
+    private func suite(for report: ItemReport) throws -> JUnitSuiteSpool {
+        let name = report.pipeline ?? suiteName
+        if let suite = suites.first(where: { $0.name == name }) { return suite }
+        suites.append(try JUnitSuiteSpool(name: name))
+        return suites[suites.count - 1]
     }
 
     func write(_ report: ItemReport) throws {
-        var xml = "    <testcase classname=\"\(xmlEscape(suiteName))\" name=\"\(xmlEscape(report.path))\""
+        let suite = try suite(for: report)
+        var xml = "    <testcase classname=\"\(xmlEscape(suite.name))\" name=\"\(xmlEscape(report.path))\""
         switch report.status {
         case .passed:
             xml += "/>\n"
@@ -270,27 +285,19 @@ final class JUnitReportWriter: ReportWriter {
             }
             xml += "    </testcase>\n"
         }
-        do {
-            try spool.write(contentsOf: Data(xml.utf8))
-        } catch {
-            throw ReportError("cannot write the JUnit spool file \(spoolPath): \(error.localizedDescription)")
-        }
+        try suite.append(xml, status: report.status)
     }
 
     func finish(_ summary: RunSummary) throws {
-        let name = xmlEscape(suiteName)
         try output.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
         try output.write(
             "<testsuites name=\"ingest\" tests=\"\(summary.total)\" failures=\"\(summary.failed)\" "
                 + "skipped=\"\(summary.skipped)\">\n")
-        try output.write(
-            "  <testsuite name=\"\(name)\" tests=\"\(summary.total)\" failures=\"\(summary.failed)\" "
-                + "errors=\"0\" skipped=\"\(summary.skipped)\">\n")
-        try spool.seek(toOffset: 0)
-        while let chunk = try spool.read(upToCount: 256 * 1024), !chunk.isEmpty {
-            try output.write(chunk)
+        // The default suite is left out when it is empty and others are not (every file named its pipeline).
+        for suite in suites where suite.summary.total > 0 || suite === suites[0] && suites.count == 1 {
+            try suite.write(to: output)
         }
-        try output.write("  </testsuite>\n</testsuites>\n")
+        try output.write("</testsuites>\n")
         try output.commit()
     }
 }

@@ -82,9 +82,12 @@ public final class InputWalker: Sequence, IteratorProtocol {
     /// `paths` are files or folders, as given on the command line; they are taken in sorted order. Nothing at or
     /// under a path of `ignoring` (the work folder, the journal and its side files) is listed, however it is
     /// reached: they are known by device and inode, so `./.ingest`, an absolute path or a symlink are all one.
-    /// Once `cancellation` is cancelled the walk ends (`next()` returns nil) at the next entry.
+    /// Once `cancellation` is cancelled the walk ends (`next()` returns nil) at the next entry. `inGivenOrder`
+    /// takes the paths as given instead (`ingest probe c a b` answers in that order; a run sorts them so a root
+    /// keeps its position, which names its work folder, whatever order the command line gives).
     public init(
-        paths: [String], spec: InputSpec, ignoring: [String] = [], cancellation: RunCancellation? = nil
+        paths: [String], spec: InputSpec, ignoring: [String] = [], cancellation: RunCancellation? = nil,
+        inGivenOrder: Bool = false
     ) {
         self.spec = spec
         ignored = Set(
@@ -93,7 +96,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
             })
         include = spec.include.map(Glob.init)
         exclude = spec.exclude.map(Glob.init)
-        pendingRoots = paths.sorted().reversed()
+        pendingRoots = inGivenOrder ? paths.reversed() : paths.sorted().reversed()
         self.cancellation = cancellation
     }
 

@@ -13,6 +13,8 @@ public struct ItemReport: Sendable {
     public var skipReason: String?
     /// Facts the stages recorded (`probe`, `geohash`, results under `as:` names).
     public var facts: JSONObject
+    /// The pipeline the file went through, when a report mixes several (`ingest report` on a shared journal).
+    public var pipeline: String?
 
     public init(
         path: String, relativePath: String, status: ItemStatus, failures: [RuleFailure] = [],
@@ -32,6 +34,7 @@ public struct ItemReport: Sendable {
             "path": .string(path), "status": .string(status.rawValue), "failures": .array(failures.map(\.json)),
         ]
         if let skipReason { object["reason"] = .string(skipReason) }
+        if let pipeline { object["pipeline"] = .string(pipeline) }
         object["facts"] = .object(facts)
         return .object(object)
     }

@@ -679,7 +679,7 @@ extension UploadStage {
             throw ItemFailed(
                 stage: Self.name, rule: "credentials", message: s3Problem ?? "method s3 without an uploader")
         }
-        let key = try scope.sanitizedKey(try (options.key ?? Template("{{file.path}}")).render(scope))
+        let key = try scope.sanitizedKey(try (options.key ?? Template("{{artifact.path}}")).render(scope))
         let contentType = try options.contentType?.render(scope) ?? Self.sniffedType(item.artifact)
         var headers: [(String, String)] = []
         for entry in options.s3.metadata.entries {

@@ -59,7 +59,7 @@ public struct UploadStage: Stage {
                     "key", \.key,
                     doc:
                         "local: path under `dir`; s3: object key (sanitised: no `..`, no leading `/`, no control characters).",
-                    default: "{{file.path}}"),
+                    default: "{{artifact.path}}"),
                 OptionField("dir", \.dir, doc: "local: destination folder; nothing is written outside it."),
                 OptionField(
                     "overwrite", \.overwrite, doc: "local: replace an existing file at the key.", default: "true"),
@@ -264,7 +264,7 @@ public struct UploadStage: Stage {
                     Rehearsal.placeholderFields(try (options.fields ?? .object([])).render(scope), item: item),
                     stage: Self.name)
                 let form = MultipartForm(
-                    fields: fields, fileName: item.fileName,
+                    fields: fields, fileName: item.artifactName,
                     fileType: fields.first {
                         $0.0.caseInsensitiveCompare("Content-Type") == .orderedSame
                     }?.1 ?? contentType)
@@ -274,7 +274,7 @@ public struct UploadStage: Stage {
                 request.headers.append(("Content-Type", "multipart/form-data; boundary=\(form.boundary)"))
                 let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
                 expected = options.expect ?? [declared ?? 204]
-                try Self.checkPolicy(fields, fileName: item.fileName, fileSize: request.body?.file?.size ?? 0)
+                try Self.checkPolicy(fields, fileName: item.artifactName, fileSize: request.body?.file?.size ?? 0)
             case .local, .s3:
                 preconditionFailure("\(options.method.rawValue) has no single prepared request")
             }
@@ -350,7 +350,7 @@ public struct UploadStage: Stage {
     }
 
     private func copyLocally(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
-        let key = try scope.sanitizedKey(try (options.key ?? Template("{{file.path}}")).render(scope))
+        let key = try scope.sanitizedKey(try (options.key ?? Template("{{artifact.path}}")).render(scope))
         let root = options.dir ?? "."
         if let tap = context.rehearsal(for: item, stage: Self.name, success: 200) {
             return try rehearseCopy(item, key: key, root: root, tap: tap, context: context)

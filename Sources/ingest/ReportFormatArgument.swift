@@ -1,0 +1,6 @@
+import ArgumentParser
+import Ingest
+
+/// `--report-format` and `report --format` take the enum itself: the parser names the valid values in its error,
+/// and generated shell completions offer them (`ingest --generate-completion-script bash`).
+extension ReportFormat: ExpressibleByArgument {}

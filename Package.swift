@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -38,16 +39,19 @@ let package = Package(
             name: "Ingest",
             dependencies: [
                 "IngestNative", .product(name: "Yams", package: "Yams"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "ingest",
-            dependencies: ["Ingest", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Ingest", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "IngestTests",
-            dependencies: ["Ingest", "IngestNative"],
+            dependencies: ["Ingest", "IngestNative", .product(name: "Logging", package: "swift-log")],
             resources: []
         ),
     ],

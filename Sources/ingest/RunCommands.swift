@@ -56,6 +56,8 @@ struct RunOptions: ParsableArguments {
             valueName: "I/N"))
     var shard: String?
 
+    @OptionGroup(title: "Logging") var log: LogOptions
+
     func validate() throws {
         if let reportFormat, ReportFormat(rawValue: reportFormat) == nil {
             throw ValidationError("--report-format must be one of: table, jsonl, junit (found '\(reportFormat)')")
@@ -87,8 +89,10 @@ struct RunOptions: ParsableArguments {
         let missing = InputPaths.missing(paths)
         for problem in missing { printError("ingest: \(problem) (nothing ran)") }
         if !missing.isEmpty { return .usage }
-        let settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
+        var settings = RunSettings(workDirectory: workDir, probeTimeout: probeTimeout, offline: offline)
         let progress = quiet ? nil : RunProgress()
+        let display = progress.map { ProgressDisplay(progress: $0) }
+        settings.logger = log.makeLogger(display: display)
         var journal: (any JournalStore)?
         if let journalOptions, !journalOptions.noJournal {
             do {
@@ -101,7 +105,6 @@ struct RunOptions: ParsableArguments {
         let runner = Runner(
             pipeline: pipeline, settings: settings, progress: progress, journal: journal,
             resume: journalOptions?.policy ?? .resume, shard: try shard.map(Shard.init(parsing:)))
-        let display = progress.map { ProgressDisplay(progress: $0) }
         display?.start()
         defer { display?.stop() }
 
@@ -130,6 +133,11 @@ struct RunOptions: ParsableArguments {
         }
         for writer in writers { try writer.finish(summary) }
         try journal?.close()
+        if let progress, runner.cancellation.reason == nil {
+            display?.stop()
+            let done = progress.snapshot()
+            printError(RunSummaryLine.text(summary, bytes: done.bytesDone, seconds: done.elapsed))
+        }
         if let reason = runner.cancellation.reason {
             display?.stop()
             printError(

@@ -252,7 +252,9 @@ final class JUnitReportWriter: ReportWriter {
     }
 
     func write(_ report: ItemReport) throws {
-        var xml = "    <testcase classname=\"\(xmlEscape(suiteName))\" name=\"\(xmlEscape(report.path))\""
+        var xml =
+            "    <testcase classname=\"\(xmlEscape(suiteName))\" name=\"\(xmlEscape(report.path))\" "
+            + "file=\"\(xmlEscape(report.path))\" time=\"\(String(format: "%.3f", report.seconds))\""
         switch report.status {
         case .passed:
             xml += "/>\n"

@@ -65,7 +65,8 @@ extension RequestStage {
         options.network.apply(to: &request)
         let shown = "\(method) \(Redaction.url(request.url))"
         let exchange = Exchange(
-            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
+            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
+            logger: context.logger, timings: context.timings)
         let outcome: Exchange.Outcome
         do {
             outcome = try exchange.send(request)

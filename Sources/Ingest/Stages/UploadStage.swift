@@ -159,7 +159,8 @@ public struct UploadStage: Stage {
             let total = prepared.request.body?.file?.size
             observer.progress = { context.reportProgress(done: $0, total: total) }
             let exchange = Exchange(
-                stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
+                stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
+                logger: context.logger, timings: context.timings)
             let outcome = try exchange.send(prepared.request, observer: observer)
             let response = outcome.response
             if prepared.expected.contains(response.status) {

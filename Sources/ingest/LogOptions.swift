@@ -19,6 +19,8 @@ struct LogOptions: ParsableArguments {
             valueName: "format"))
     var logFormat: String = "text"
 
+    var format: LogFormat { LogFormat(rawValue: logFormat) ?? .text }
+
     func validate() throws {
         if LogFormat(rawValue: logFormat) == nil {
             throw ValidationError("--log-format must be one of: text, json (found '\(logFormat)')")

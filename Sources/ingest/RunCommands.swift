@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Ingest
+import Logging
 
 /// Options shared by `run` and `validate`.
 struct RunOptions: ParsableArguments {
@@ -105,7 +106,8 @@ struct RunOptions: ParsableArguments {
         let runner = Runner(
             pipeline: pipeline, settings: settings, progress: progress, journal: journal,
             resume: journalOptions?.policy ?? .resume, shard: try shard.map(Shard.init(parsing:)))
-        display?.start()
+        // JSON Lines on a pipe stay JSON: no plain progress lines between them (a terminal still gets the display).
+        if log.format != .json || display?.isInteractive == true { display?.start() }
         defer { display?.stop() }
 
         var writers: [ReportWriter] = []
@@ -136,7 +138,19 @@ struct RunOptions: ParsableArguments {
         if let progress, runner.cancellation.reason == nil {
             display?.stop()
             let done = progress.snapshot()
-            printError(RunSummaryLine.text(summary, bytes: done.bytesDone, seconds: done.elapsed))
+            let line = RunSummaryLine.text(summary, bytes: done.bytesDone, seconds: done.elapsed)
+            if log.format == .json, let logger = settings.logger {
+                logger.info(
+                    "\(line)",
+                    metadata: [
+                        "files": .stringConvertible(summary.total), "passed": .stringConvertible(summary.passed),
+                        "failed": .stringConvertible(summary.failed), "skipped": .stringConvertible(summary.skipped),
+                        "bytes": .stringConvertible(done.bytesDone),
+                        "seconds": .stringConvertible((done.elapsed * 1000).rounded() / 1000),
+                    ])
+            } else {
+                printError(line)
+            }
         }
         if let reason = runner.cancellation.reason {
             display?.stop()

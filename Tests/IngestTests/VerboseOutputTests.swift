@@ -126,6 +126,18 @@ import Testing
         #expect(requests.map { $0["attempts"] as? Int } == [1, 3], "\(requests)")
         #expect(requests.map { $0["status"] as? Int } == [200, 200])
         try expectNoSecrets(report, backend)
+
+        // Without -q (a pipe: plain progress lines would be due), standard error is still JSON Lines only, and
+        // the summary is an event of its own.
+        let loud = try run(backend, ["--log-format", "json"], in: folder)
+        #expect(loud.status == 0, "\(loud.stdout)\(loud.stderr)")
+        let loudEvents = loud.stderr.split(separator: "\n").map {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        #expect(loudEvents.allSatisfy { $0 != nil }, "\(loud.stderr)")
+        let summary = try #require(loudEvents.last ?? nil, "\(loud.stderr)")
+        #expect(summary["files"] as? Int == 1 && summary["failed"] as? Int == 0, "\(summary)")
+        #expect((summary["message"] as? String)?.hasPrefix("1 file, 97.7 KiB in ") == true, "\(summary)")
     }
 
     @Test func junitHasTimeAndFileOnEveryTestcase() throws {

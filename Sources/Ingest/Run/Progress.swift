@@ -91,6 +91,9 @@ public final class ProgressDisplay: @unchecked Sendable {
         interval = interactive ? 0.25 : 5
     }
 
+    /// True when drawing in place on a terminal; false for the plain lines of a pipe or CI.
+    public var isInteractive: Bool { interactive }
+
     public func start() {
         let thread = Thread { [self] in
             condition.lock()

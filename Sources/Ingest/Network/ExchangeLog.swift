@@ -73,7 +73,9 @@ extension Exchange {
         let headers = response.headers.map { ($0.name, Redaction.headerValue(name: $0.name, value: $0.value)) }
         var dictionary: Logger.Metadata = [:]
         for (name, value) in headers { dictionary[name.lowercased()] = .string(value) }
-        let lines = headers.map { "< \($0.0): \($0.1)" }.joined(separator: "\n    ")
+        // A server's header can hold ESC or a newline: escaped before it reaches a terminal.
+        let lines = headers.map { "< \(TerminalText.escaped($0.0)): \(TerminalText.escaped($0.1))" }
+            .joined(separator: "\n    ")
         logger.debug(
             "\(request.method) \(Redaction.url(request.url)) response headers:\n    \(lines)",
             metadata: [

@@ -40,10 +40,10 @@ public struct RunLogHandler: LogHandler {
 
     /// `ingest: upload a.jpg: PUT … → 503 …`: the file and stage first, then the message.
     static func textLine(message: String, fields: Logger.Metadata) -> String {
-        var where_: [String] = []
-        if case .string(let stage)? = fields["stage"] { where_.append(stage) }
-        if case .string(let file)? = fields["file"] { where_.append(TerminalText.escaped(file)) }
-        let prefix = where_.isEmpty ? "ingest: " : "ingest: \(where_.joined(separator: " ")): "
+        var place: [String] = []
+        if case .string(let stage)? = fields["stage"] { place.append(stage) }
+        if case .string(let file)? = fields["file"] { place.append(TerminalText.escaped(file)) }
+        let prefix = place.isEmpty ? "ingest: " : "ingest: \(place.joined(separator: " ")): "
         return prefix + message
     }
 

@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -38,19 +39,22 @@ let package = Package(
             name: "Ingest",
             dependencies: [
                 "IngestNative", .product(name: "Yams", package: "Yams"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "ingest",
-            dependencies: ["Ingest", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Ingest", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Built with -sanitize=fuzzer,address -D INGEST_FUZZ by `make fuzz` (libFuzzer then supplies main); the
         // plain build makes it a replayer: `ingest-fuzz TARGET FILE...` runs files through the same entries.
         .executableTarget(name: "ingest-fuzz", dependencies: ["Ingest"], path: "Sources/IngestFuzz"),
         .testTarget(
             name: "IngestTests",
-            dependencies: ["Ingest", "IngestNative"],
+            dependencies: ["Ingest", "IngestNative", .product(name: "Logging", package: "swift-log")],
             resources: []
         ),
     ],

@@ -17,7 +17,7 @@ struct IngestCLI: ParsableCommand {
               3  internal or I/O error (e.g. the report could not be written)
               130  stopped by Ctrl-C (SIGINT); 143 by SIGTERM: files in flight were stopped, the next run resumes
             """,
-        version: "0.1.0",
+        version: VersionInfo.text,
         subcommands: [
             RunCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
             PresignCommand.self, StatusCommand.self, ReportCommand.self, TestCommand.self,

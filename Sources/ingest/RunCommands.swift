@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Ingest
+import Logging
 
 /// Options shared by `run` and `validate`.
 struct RunOptions: ParsableArguments {
@@ -56,6 +57,8 @@ struct RunOptions: ParsableArguments {
             valueName: "I/N"))
     var shard: String?
 
+    @OptionGroup(title: "Logging") var log: LogOptions
+
     func validate() throws {
         if let shard {
             do {
@@ -99,6 +102,8 @@ struct RunOptions: ParsableArguments {
             workDirectory: workDir, probeTimeout: probeTimeout, offline: offline, environment: environment)
         if dryRun { settings.rehearsal = Rehearsal() }
         let progress = quiet ? nil : RunProgress()
+        let display = progress.map { ProgressDisplay(progress: $0) }
+        settings.logger = log.makeLogger(display: display)
         var journal: (any JournalStore)?
         if let journalOptions, !journalOptions.noJournal, !dryRun {
             do {
@@ -111,8 +116,8 @@ struct RunOptions: ParsableArguments {
         let runner = Runner(
             pipeline: pipeline, settings: settings, progress: progress, journal: journal,
             resume: journalOptions?.policy ?? .resume, shard: try shard.map(Shard.init(parsing:)))
-        let display = progress.map { ProgressDisplay(progress: $0) }
-        display?.start()
+        // JSON Lines on a pipe stay JSON: no plain progress lines between them (a terminal still gets the display).
+        if log.format != .json || display?.isInteractive == true { display?.start() }
         defer { display?.stop() }
 
         var writers: [ReportWriter] = []
@@ -147,6 +152,23 @@ struct RunOptions: ParsableArguments {
         }
         for writer in writers { try writer.finish(summary) }
         try journal?.close()
+        if let progress, runner.cancellation.reason == nil {
+            display?.stop()
+            let done = progress.snapshot()
+            let line = RunSummaryLine.text(summary, bytes: done.bytesDone, seconds: done.elapsed)
+            if log.format == .json, let logger = settings.logger {
+                logger.info(
+                    "\(line)",
+                    metadata: [
+                        "files": .stringConvertible(summary.total), "passed": .stringConvertible(summary.passed),
+                        "failed": .stringConvertible(summary.failed), "skipped": .stringConvertible(summary.skipped),
+                        "bytes": .stringConvertible(done.bytesDone),
+                        "seconds": .stringConvertible((done.elapsed * 1000).rounded() / 1000),
+                    ])
+            } else {
+                printError(line)
+            }
+        }
         if let reason = runner.cancellation.reason {
             display?.stop()
             printError(

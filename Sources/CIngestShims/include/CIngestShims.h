@@ -87,4 +87,10 @@ sqlite3_destructor_type ingest_sqlite_transient(void);
 /// write-ahead log in place instead of folding it back into the database file.
 int ingest_sqlite_no_checkpoint_on_close(sqlite3 *db);
 
+/* ---- libjpeg-turbo ---- */
+
+/// LIBJPEG_TURBO_VERSION_NUMBER (2001005 for 2.1.5): libjpeg-turbo 2.x has no runtime version call, so this is the
+/// version built against.
+int ingest_jpeg_turbo_version_number(void);
+
 #endif

@@ -93,6 +93,8 @@ public final class Item: @unchecked Sendable {
     /// SHA-256 (hex) of the input file once known: read by `sha256(stage:)`, restored from the journal, or set by
     /// a stage that streamed the original file anyway.
     public var knownSHA256: String?
+    /// When the file started, its stages' seconds and its requests' attempts (for the reports).
+    public let timings = FileTimings()
     /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
     /// asks for a fresh ticket through this.
     var rerun: [String: () throws -> StageOutcome] = [:]

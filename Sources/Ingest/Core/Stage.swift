@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Settings of a run that every stage may need.
 public struct RunSettings: Sendable {
@@ -12,6 +13,8 @@ public struct RunSettings: Sendable {
     public var environment: [String: String]
     /// Set for `--dry-run` and `ingest test`: network stages render their requests and ask it instead of sending.
     public var rehearsal: Rehearsal?
+    /// Where `-v` events go (each request's attempts); nil logs nothing.
+    public var logger: Logger?
 
     public init(
         workDirectory: String = ".ingest/work", probeTimeout: Double = 10, offline: Bool = false,
@@ -47,6 +50,11 @@ public struct StageContext: Sendable {
     /// failed it: what the stage sends may have reached the server already, so a 409 can be that call's echo.
     public var mayHaveRunBefore = false
 
+    /// The run's logger with the file and stage as metadata (the runner sets them); nil logs nothing.
+    public var logger: Logger?
+    /// The file's timings, where each request records its attempts; nil when a stage is run on its own.
+    public var timings: FileTimings?
+
     public init(
         settings: RunSettings, resultName: String? = nil,
         progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil, position: Int? = nil,
@@ -57,6 +65,7 @@ public struct StageContext: Sendable {
         self.progress = progress
         self.position = position
         self.cancellation = cancellation
+        self.logger = settings.logger
     }
 
     /// The folder under the work folder that a stage named `stage` writes its files into: `<position>-<stage>`

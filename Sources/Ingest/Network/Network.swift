@@ -1,5 +1,6 @@
 import Foundation
 import IngestNative
+import Logging
 
 /// `10/hour`, `2/s`, `100/min`, `500/day`: at most that many requests start per window.
 public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
@@ -156,6 +157,10 @@ struct Exchange {
     var inDoubt: (() throws -> Bool)? = nil
     /// Set in a rehearsal (`--dry-run`, `ingest test`): the request is built once and answered by it, unsent.
     var rehearsal: RehearsalTap? = nil
+    /// Where `-v` events about each attempt go (see `logAttempt`); nil logs nothing.
+    var logger: Logger? = nil
+    /// Where each request's attempt count goes for the report; nil records nothing.
+    var timings: FileTimings? = nil
 
     /// Thrown by `send` when `inDoubt` settled that an earlier attempt was done.
     struct CallSettled: Error {}
@@ -193,24 +198,27 @@ struct Exchange {
                     stage: stage, reason: cancellation?.reason,
                     during: "\(request.method) \(Redaction.url(request.url))")
             }
+            let began = Date()
             let result = perform(request, observer: observer)
             if case .failure(.cancelled) = result { throw interrupted() }
+            func log(_ next: Next) { logAttempt(request, attempt: attempt, began: began, result: result, next: next) }
             let delay: Double
             switch result {
             case .success(let response):
                 guard Self.isRetryable(status: response.status) else {
+                    log(.done)
                     return Outcome(response: response, attempts: attempt)
                 }
-                if let retryAfter = response.header("Retry-After").flatMap(Self.parseRetryAfter) {
-                    delay = retryAfter
-                } else {
-                    delay = jitter(attempt)
-                }
+                let retryAfter = response.header("Retry-After").flatMap(Self.parseRetryAfter)
+                delay = retryAfter ?? jitter(attempt)
                 if attempt >= options.maxAttempts || elapsed() + delay > options.maxElapsed.seconds {
+                    log(.givingUp(reason: giveUpReason(attempt)))
                     return Outcome(response: response, attempts: attempt)
                 }
+                log(.retry(delay: delay, retryAfter: retryAfter))
             case .failure(let error):
                 guard error.isTransient else {
+                    log(.done)
                     throw ItemFailed(
                         stage: stage, rule: Self.rule(for: error),
                         message: "\(request.method) \(Redaction.url(request.url)): \(Redaction.text(error.description))"
@@ -218,12 +226,14 @@ struct Exchange {
                 }
                 delay = jitter(attempt)
                 if attempt >= options.maxAttempts || elapsed() + delay > options.maxElapsed.seconds {
+                    log(.givingUp(reason: giveUpReason(attempt)))
                     throw ItemFailed(
                         stage: stage, rule: "network",
                         message: "\(request.method) \(Redaction.url(request.url)): \(Redaction.text(error.description))"
                             + " (after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
                 }
                 doubtful = Self.mayHaveArrived(error)
+                log(.retry(delay: delay, retryAfter: nil))
             }
             if delay > 0 {
                 if let cancellation {
@@ -237,6 +247,13 @@ struct Exchange {
                 if try inDoubt() { throw CallSettled() }
             }
         }
+    }
+
+    /// Why no retry follows a retryable answer: `3/3 attempts`, or `max_elapsed 600 s` when time ran out first.
+    private func giveUpReason(_ attempt: Int) -> String {
+        attempt >= options.maxAttempts
+            ? "\(attempt)/\(options.maxAttempts) attempts"
+            : "max_elapsed \(JSONValue.format(options.maxElapsed.seconds)) s"
     }
 
     /// One transfer, registered with the run's cancellation while it is in flight.

@@ -267,7 +267,9 @@ final class JUnitReportWriter: ReportWriter {
 
     func write(_ report: ItemReport) throws {
         let suite = try suite(for: report)
-        var xml = "    <testcase classname=\"\(xmlEscape(suite.name))\" name=\"\(xmlEscape(report.path))\""
+        var xml =
+            "    <testcase classname=\"\(xmlEscape(suite.name))\" name=\"\(xmlEscape(report.path))\" "
+            + "file=\"\(xmlEscape(report.path))\" time=\"\(String(format: "%.3f", report.seconds))\""
         switch report.status {
         case .passed:
             xml += "/>\n"

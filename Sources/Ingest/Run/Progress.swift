@@ -91,6 +91,9 @@ public final class ProgressDisplay: @unchecked Sendable {
         interval = interactive ? 0.25 : 5
     }
 
+    /// True when drawing in place on a terminal; false for the plain lines of a pipe or CI.
+    public var isInteractive: Bool { interactive }
+
     public func start() {
         let thread = Thread { [self] in
             condition.lock()
@@ -115,12 +118,14 @@ public final class ProgressDisplay: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Runs `body` (which prints report lines) with the live lines cleared, so the two never overwrite each other;
-    /// they are drawn again at the next tick.
+    /// Runs `body` (which prints report lines or log events) with the live lines cleared, so the two never
+    /// overwrite each other, then draws them again at once: left for the next tick, the status line would be gone
+    /// most of the time in a batch whose results arrive faster than the ticks.
     public func withDisplayCleared<T>(_ body: () throws -> T) rethrows -> T {
         condition.lock()
         defer { condition.unlock() }
         if interactive { clear() }
+        defer { if interactive && !stopped { draw() } }
         return try body()
     }
 

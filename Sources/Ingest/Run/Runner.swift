@@ -15,6 +15,11 @@ public struct ItemReport: Sendable {
     public var facts: JSONObject
     /// The pipeline the file went through, when a report mixes several (`ingest report` on a shared journal).
     public var pipeline: String?
+    /// When the file started, seconds per stage, each request's attempts (`FileTimings.json`); nil when no stage
+    /// ran (a file skipped before any).
+    public var timings: JSONValue?
+    /// Seconds the file took (JUnit's `time`); 0 when no stage ran.
+    public var seconds: Double = 0
 
     public init(
         path: String, relativePath: String, status: ItemStatus, failures: [RuleFailure] = [],
@@ -36,6 +41,7 @@ public struct ItemReport: Sendable {
         if let skipReason { object["reason"] = .string(skipReason) }
         if let pipeline { object["pipeline"] = .string(pipeline) }
         object["facts"] = .object(facts)
+        if let timings { object["timings"] = timings }
         return .object(object)
     }
 }
@@ -322,9 +328,12 @@ public final class Runner: @unchecked Sendable {
             rootIndex: entry.rootIndex)
         defer { removeTemporaryFiles(of: item) }
         func report(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
-            ItemReport(
+            var report = ItemReport(
                 path: entry.path, relativePath: entry.relativePath, status: status, failures: failures,
                 skipReason: skip, facts: item.facts)
+            report.timings = item.timings.json
+            report.seconds = item.timings.seconds
+            return report
         }
 
         var journaled: JournaledFile?
@@ -433,6 +442,10 @@ public final class Runner: @unchecked Sendable {
                 cancellation: cancellation)
             context.wantsContentHash = journal != nil
             context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
+            context.logger?[metadataKey: "file"] = .string(entry.path)
+            context.logger?[metadataKey: "stage"] = .string(configured.name)
+            context.timings = item.timings
+            let stageBegan = Date()
             let before = item.facts
             var outcome = StageOutcome.proceed
             var failures: [RuleFailure] = []
@@ -443,6 +456,7 @@ public final class Runner: @unchecked Sendable {
             } catch {
                 failures = [RuleFailure(stage: configured.name, rule: "error", message: "\(error)")]
             }
+            item.timings.stage(configured.name, seconds: Date().timeIntervalSince(stageBegan))
             if !failures.isEmpty && cancellation.isCancelled { return interrupted(configured.name, failures) }
             if let journal, let file = journaled, network {
                 let status: JournalStage.Status

@@ -148,7 +148,8 @@ public struct RequestStage: Stage {
         request.freshConnection = options.verify != nil
 
         var exchange = Exchange(
-            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
+            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
+            logger: context.logger, timings: context.timings)
         exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: options.expect?.first ?? 200)
         if let verify = options.verify {
             // A retry after an answer lost mid-call is a repeat too: asked first.

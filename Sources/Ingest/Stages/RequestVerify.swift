@@ -65,7 +65,8 @@ extension RequestStage {
         options.network.apply(to: &request)
         let shown = "\(method) \(Redaction.url(request.url))"
         var exchange = Exchange(
-            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
+            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
+            logger: context.logger, timings: context.timings)
         exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: verify.expect?.first ?? 200)
         let outcome: Exchange.Outcome
         do {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import IngestNative
+import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -228,6 +229,9 @@ struct S3Uploader: Sendable {
     var afterPart: (@Sendable (Int) throws -> Void)?
     /// The run's cancellation, set per upload (`upload(…, cancellation:)`): parts in flight are cancelled with it.
     private var cancellation: RunCancellation?
+    /// The run's `-v` logger, set per upload like `cancellation`.
+    private var logger: Logger?
+    private var timings: FileTimings?
     /// The signing time of each attempt (tests move it).
     var clock: @Sendable () -> Date = { Date() }
 
@@ -257,10 +261,13 @@ struct S3Uploader: Sendable {
     /// CreateMultipartUpload. `cachedSHA256` is the file's hash when an earlier stage already computed it.
     func upload(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String? = nil,
-        observer: DigestObserver? = nil, progress: ((Int64) -> Void)? = nil, cancellation: RunCancellation? = nil
+        observer: DigestObserver? = nil, progress: ((Int64) -> Void)? = nil, cancellation: RunCancellation? = nil,
+        logger: Logger? = nil, timings: FileTimings? = nil
     ) throws -> S3UploadResult {
         var uploader = self
         uploader.cancellation = cancellation
+        uploader.logger = logger
+        uploader.timings = timings
         return try uploader.uploadFile(
             path: path, key: key, headers: headers, contentType: contentType, cachedSHA256: cachedSHA256,
             observer: observer, progress: progress)
@@ -307,7 +314,7 @@ struct S3Uploader: Sendable {
         if !cancellable { options.maxAttempts = min(options.maxAttempts, 2) }
         let exchange = Exchange(
             stage: stage, options: options, limiter: cancellable ? limiter : nil,
-            cancellation: cancellable ? cancellation : nil)
+            cancellation: cancellable ? cancellation : nil, logger: logger, timings: timings)
         let outcome = try exchange.send(observer: observer) { _ in
             let signature = signer.signHeaders(unsigned, date: clock())
             var request = HTTPRequest(
@@ -462,10 +469,13 @@ struct S3Uploader: Sendable {
     /// read once to compute it, which costs far less than sending it). Anything else (no object, another size or
     /// ETag, an encrypted object whose ETag is no MD5, a failed HEAD) is no proof: nil, and the file is uploaded.
     func storedCopy(
-        path: String, key: String, contentType: String, cancellation: RunCancellation? = nil
+        path: String, key: String, contentType: String, cancellation: RunCancellation? = nil, logger: Logger? = nil,
+        timings: FileTimings? = nil
     ) -> S3UploadResult? {
         var uploader = self
         uploader.cancellation = cancellation
+        uploader.logger = logger
+        uploader.timings = timings
         guard let status = try? FileStatus(path: path, followLinks: true) else { return nil }
         let url = endpoint.objectURL(S3Location(bucket: bucket, key: key))
         guard let (response, _) = try? uploader.send("HEAD", url), response.status == 200,
@@ -701,7 +711,8 @@ extension UploadStage {
         }
         if context.mayHaveRunBefore,
             let stored = s3.storedCopy(
-                path: item.artifact, key: key, contentType: contentType, cancellation: context.cancellation)
+                path: item.artifact, key: key, contentType: contentType, cancellation: context.cancellation,
+                logger: context.logger, timings: context.timings)
         {
             item.addNote("already uploaded: S3 has s3://\(stored.bucket)/\(key) with this file's size and ETag")
             item.facts[context.resultName ?? Self.name] = stored.json
@@ -721,7 +732,8 @@ extension UploadStage {
         observer.progress = report
         let result = try s3.upload(
             path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
-            observer: observer, progress: report, cancellation: context.cancellation)
+            observer: observer, progress: report, cancellation: context.cancellation, logger: context.logger,
+            timings: context.timings)
         if cached == nil, result.parts == 0, observer.count == result.size { observer.store(on: item) }
         if let sha256 = multipartHash?.wait() {
             item.knownSHA256 = sha256

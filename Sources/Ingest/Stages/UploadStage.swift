@@ -160,7 +160,8 @@ public struct UploadStage: Stage {
             let total = prepared.request.body?.file?.size
             observer.progress = { context.reportProgress(done: $0, total: total) }
             var exchange = Exchange(
-                stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation)
+                stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
+                logger: context.logger, timings: context.timings)
             exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: prepared.expected.first ?? 200)
             let outcome = try exchange.send(prepared.request, observer: observer)
             let response = outcome.response

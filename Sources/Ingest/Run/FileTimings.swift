@@ -1,0 +1,43 @@
+import Foundation
+
+/// How long one file took, for the reports: when it started, seconds per stage, and each request's attempts (a
+/// file that passed after two 503s says so in the JSON Lines report). Stages append from the file's worker; parts of
+/// a multipart upload from their own threads, hence the lock.
+public final class FileTimings: @unchecked Sendable {
+    public let started = Date()
+    private let lock = NSLock()
+    private var stages: [(name: String, seconds: Double)] = []
+    private var requests: [JSONValue] = []
+
+    public init() {}
+
+    func stage(_ name: String, seconds: Double) { lock.withLock { stages.append((name, seconds)) } }
+
+    /// One request's end: its method, redacted URL, attempts made and the last status (nil after an error).
+    func request(stage: String, method: String, url: String, attempts: Int, status: Int?) {
+        var object: JSONObject = [
+            "stage": .string(stage), "method": .string(method), "url": .string(Redaction.url(url)),
+            "attempts": .int(Int64(attempts)),
+        ]
+        if let status { object["status"] = .int(Int64(status)) }
+        lock.withLock { requests.append(.object(object)) }
+    }
+
+    /// Seconds from the start until now.
+    public var seconds: Double { Date().timeIntervalSince(started) }
+
+    /// `{"started": "2026-…Z", "seconds": 1.234, "stages": [{"stage": "probe", "seconds": 0.01}], "requests": […]}`.
+    public var json: JSONValue {
+        lock.withLock {
+            var object: JSONObject = [
+                "started": .string(RunLogHandler.timestamp(started)), "seconds": .double(Self.rounded(seconds)),
+                "stages": .array(
+                    stages.map { .object(["stage": .string($0.name), "seconds": .double(Self.rounded($0.seconds))]) }),
+            ]
+            if !requests.isEmpty { object["requests"] = .array(requests) }
+            return .object(object)
+        }
+    }
+
+    static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+}

@@ -95,6 +95,7 @@ package func readFileSlice(
             throw SystemError(call: "pread", path: path, errno: errno)
         }
         if got == 0 { break }
+        FileReadCounter.record(path, got, .hash)
         try body(UnsafeRawBufferPointer(start: buffer, count: got))
         done += Int64(got)
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IngestNative
 
 extension Item {
     /// SHA-256 (lower-case hex) of the input file, read once in 256 KiB chunks and cached: the journal, `dedupe`
@@ -22,19 +23,17 @@ enum ContentHash {
 
     /// Throws `ItemFailed` (rule `unreadable`) naming the file when it cannot be opened or read.
     static func sha256(path: String, stage: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ItemFailed(
-                stage: stage, rule: "unreadable",
-                message: "cannot open \(path) to hash it: \(String(cString: strerror(errno)).lowercased())")
-        }
-        defer { try? handle.close() }
-        var hasher = SHA256()
+        var digest = StreamDigest(sha256: true)
         do {
-            while let chunk = try handle.read(upToCount: chunkSize), !chunk.isEmpty { hasher.update(data: chunk) }
-        } catch {
-            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read \(path) to hash it: \(error)")
+            _ = try readFileSlice(path: path, offset: 0, length: Int64.max, chunkSize: chunkSize) {
+                digest.update($0)
+            }
+        } catch let error as SystemError {
+            let verb = error.call == "open" ? "open" : "read"
+            throw ItemFailed(
+                stage: stage, rule: "unreadable", message: "cannot \(verb) \(path) to hash it: \(error.reason)")
         }
-        return hex(hasher.finalize())
+        return digest.finalize().sha256Hex
     }
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String {

@@ -398,12 +398,11 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     enum Mode: Sendable { case inline, background, countOnly }
 
     let mode: Mode
+    private let includeSHA256: Bool
     private let includeMD5: Bool
     // Hash state: touched only by the sender's thread (`.inline`) or only on `queue` (`.background`).
-    private var sha = SHA256()
-    private var md5 = Insecure.MD5()
-    private var hashed: Int64 = 0
-    private var finalized: (String, String?)?
+    private var digest: StreamDigest
+    private var finalized: StreamDigest.Result?
     /// Bytes handed over since the last restart, on the sender's thread (what `progress` is told).
     private var sent: Int64 = 0
     /// Told the bytes done so far (the live progress display); called on the thread that reads the file.
@@ -416,8 +415,11 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     /// Buffers not holding a chunk right now (arrays keep their capacity, so they are reused, not reallocated).
     private var idle: [[UInt8]] = []
 
-    init(md5: Bool = false, mode: Mode = .inline) {
+    /// `sha256: false` is for a single S3 PUT without a journal: only the MD5 its ETag is checked against.
+    init(sha256: Bool = true, md5: Bool = false, mode: Mode = .inline) {
+        includeSHA256 = sha256
         includeMD5 = md5
+        digest = StreamDigest(sha256: sha256, md5: md5)
         self.mode = mode
         queue = mode == .background ? DispatchQueue(label: "ingest-digest") : nil
     }
@@ -442,17 +444,11 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     }
 
     private func resetHash() {
-        sha = SHA256()
-        md5 = Insecure.MD5()
-        hashed = 0
+        digest = StreamDigest(sha256: includeSHA256, md5: includeMD5)
         finalized = nil
     }
 
-    private func hash(_ bytes: UnsafeRawBufferPointer) {
-        sha.update(bufferPointer: bytes)
-        if includeMD5 { md5.update(bufferPointer: bytes) }
-        hashed += Int64(bytes.count)
-    }
+    private func hash(_ bytes: UnsafeRawBufferPointer) { digest.update(bytes) }
 
     private func hashInBackground(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
@@ -478,23 +474,23 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     var count: Int64 {
         if mode == .countOnly { return sent }
         drain()
-        return hashed
+        return digest.count
     }
 
-    private func finish() -> (String, String?) {
+    /// The digests of the bytes since the last restart (background mode: once every queued chunk is hashed).
+    func finish() -> StreamDigest.Result {
         drain()
         if let finalized { return finalized }
-        let hex = { (bytes: any Sequence<UInt8>) in bytes.map { String(format: "%02x", $0) }.joined() }
-        let result = (hex(sha.finalize()), includeMD5 ? hex(md5.finalize()) : nil)
+        let result = digest.finalize()
         finalized = result
         return result
     }
 
-    var sha256Hex: String { finish().0 }
-    var md5Hex: String? { finish().1 }
+    var sha256Hex: String { finish().sha256Hex }
+    var md5Hex: String? { includeMD5 ? finish().md5Hex : nil }
 
     func store(on item: Item) {
-        if mode == .countOnly { return }
+        if mode == .countOnly || !includeSHA256 { return }
         item.templateValues["sha256"] = .string(sha256Hex)
         // Streaming the original file hashed it for the journal too.
         if item.artifact == item.path { item.knownSHA256 = sha256Hex }

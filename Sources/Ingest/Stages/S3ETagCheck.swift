@@ -39,27 +39,3 @@ extension S3Uploader {
             || response.header("x-amz-server-side-encryption-customer-algorithm") != nil
     }
 }
-
-/// The MD5 of a file slice, computed on a thread of its own while the slice is sent: a single PUT's ETag is checked
-/// against it without lengthening the upload (on this kind of machine MD5 runs at about 0.8 GB/s, less than half
-/// SHA-256's speed, so it stays off the signing pass and the curl thread).
-final class BackgroundMD5: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var result: Result<[UInt8], Error> = .success([])
-
-    init(_ uploader: S3Uploader, slice: HTTPBody.FileSlice) {
-        let thread = Thread { [self] in
-            result = Result { try uploader.hashSlice(slice, sha256: false, md5: true).md5 }
-            done.signal()
-        }
-        thread.name = "ingest-md5"
-        thread.start()
-    }
-
-    /// The digest, once computed; throws what reading the slice threw (the file changed, was unreadable, or the
-    /// run was cancelled).
-    func wait() throws -> [UInt8] {
-        done.wait()
-        return try result.get()
-    }
-}

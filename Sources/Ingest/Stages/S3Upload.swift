@@ -200,6 +200,8 @@ struct S3UploadResult: Sendable {
     var parts: Int
     var location: String
     var contentType: String
+    /// The whole file's SHA-256 when the upload computed it on its way (`fileSHA256`), for the journal.
+    var sha256: String? = nil
 
     var json: JSONValue {
         [
@@ -228,7 +230,7 @@ struct S3Uploader: Sendable {
     /// Called after each part is stored (tests use it to change the file in the middle of an upload).
     var afterPart: (@Sendable (Int) throws -> Void)?
     /// The run's cancellation, set per upload (`upload(…, cancellation:)`): parts in flight are cancelled with it.
-    private var cancellation: RunCancellation?
+    private(set) var cancellation: RunCancellation?
     /// The run's `-v` logger, set per upload like `cancellation`.
     private var logger: Logger?
     private var timings: FileTimings?
@@ -258,10 +260,12 @@ struct S3Uploader: Sendable {
     }
 
     /// Uploads `path` under `key`. `headers` (Content-Type, x-amz-meta-*, extras) go on the PUT or on
-    /// CreateMultipartUpload. `cachedSHA256` is the file's hash when an earlier stage already computed it.
+    /// CreateMultipartUpload. `cachedSHA256` is the file's hash when an earlier stage already computed it;
+    /// `fileSHA256` asks for it in the result (the journal's), computed in the pass that reads the file to hash or
+    /// send it, never by a read of its own.
     func upload(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String? = nil,
-        observer: DigestObserver? = nil, progress: ((Int64) -> Void)? = nil, cancellation: RunCancellation? = nil,
+        fileSHA256: Bool = false, progress: ((Int64) -> Void)? = nil, cancellation: RunCancellation? = nil,
         logger: Logger? = nil, timings: FileTimings? = nil
     ) throws -> S3UploadResult {
         var uploader = self
@@ -270,12 +274,12 @@ struct S3Uploader: Sendable {
         uploader.timings = timings
         return try uploader.uploadFile(
             path: path, key: key, headers: headers, contentType: contentType, cachedSHA256: cachedSHA256,
-            observer: observer, progress: progress)
+            fileSHA256: fileSHA256 && cachedSHA256 == nil, progress: progress)
     }
 
     private func uploadFile(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String?,
-        observer: DigestObserver?, progress: ((Int64) -> Void)?
+        fileSHA256: Bool, progress: ((Int64) -> Void)?
     ) throws -> S3UploadResult {
         let status: FileStatus
         do {
@@ -287,17 +291,19 @@ struct S3Uploader: Sendable {
         let url = endpoint.objectURL(location)
         let headers = [("Content-Type", contentType)] + headers
         if status.size <= threshold {
-            let etag = try putObject(
-                path: path, status: status, url: url, headers: headers, cachedSHA256: cachedSHA256, observer: observer)
+            let (etag, sha256) = try putObject(
+                path: path, status: status, url: url, headers: headers, cachedSHA256: cachedSHA256,
+                fileSHA256: fileSHA256, progress: progress)
             return S3UploadResult(
                 bucket: bucket, key: key, etag: etag, size: status.size, parts: 0, location: url,
-                contentType: contentType)
+                contentType: contentType, sha256: sha256)
         }
+        let fileHash = fileSHA256 ? PartOrderedSHA256(parts: partLayout(fileSize: status.size).count) : nil
         let (etag, parts) = try multipartUpload(
-            path: path, status: status, url: url, headers: headers, progress: progress)
+            path: path, status: status, url: url, headers: headers, fileHash: fileHash, progress: progress)
         return S3UploadResult(
             bucket: bucket, key: key, etag: etag, size: status.size, parts: parts, location: url,
-            contentType: contentType)
+            contentType: contentType, sha256: fileHash?.sha256Hex)
     }
 
     // MARK: - Requests
@@ -339,30 +345,49 @@ struct S3Uploader: Sendable {
             expected: "200", actual: String(response.status))
     }
 
+    /// One PUT; returns the ETag and, when `fileSHA256`, the file's SHA-256. Signed, the signature needs the
+    /// SHA-256 before the first byte goes out: one pass hashes it and the ETag's MD5 (it is also the journal's hash,
+    /// and S3 checks it against the bytes it receives). Unsigned, both ride along while the file is sent.
     private func putObject(
         path: String, status: FileStatus, url: String, headers: [(String, String)], cachedSHA256: String?,
-        observer: DigestObserver?
-    ) throws -> String {
+        fileSHA256: Bool, progress: ((Int64) -> Void)?
+    ) throws -> (etag: String, sha256: String?) {
         // The body records the size and mtime now: a file changed while it is hashed or sent fails the transfer.
         let body = HTTPBody(file: HTTPBody.FileSlice(path: path, size: status.size, modified: status.modified))
-        let md5 = BackgroundMD5(self, slice: body.file!)  // the ETag's proof, hashed beside the upload
         let payload: SigV4Payload
+        let observer: DigestObserver
+        var hashed: SliceDigest?
         switch payloadSigning {
-        case .unsigned: payload = .unsigned
+        case .unsigned:
+            payload = .unsigned
+            observer = DigestObserver(sha256: fileSHA256, md5: true, mode: .background)
         case .signed:
-            let hash = try cachedSHA256 ?? hashSlice(body.file!).sha256
-            payload = .sha256(hash)
+            let digest = try hashSlice(body.file!, sha256: cachedSHA256 == nil, md5: true)
+            payload = .sha256(cachedSHA256 ?? digest.sha256)
+            hashed = digest
+            observer = DigestObserver(mode: .countOnly)
         }
+        observer.progress = progress
         let (response, attempts) = try send(
             "PUT", url, headers: headers, payload: payload, body: body, observer: observer)
         guard response.status == 200 else { throw refused("PUT \(Redaction.url(url))", response, attempts: attempts) }
-        let etag = try checkedETag(response, md5: try md5.wait(), what: "PUT \(Redaction.url(url))")
-        return etag.trimmingCharacters(in: ["\""])
+        if let hashed {
+            let etag = try checkedETag(response, md5: hashed.md5, what: "PUT \(Redaction.url(url))")
+            return (etag.trimmingCharacters(in: ["\""]), fileSHA256 ? hashed.sha256 : nil)
+        }
+        // Curl confirmed every byte sent, so the observer saw the whole file since the last rewind.
+        guard observer.count == status.size else {
+            throw fail("changed", "PUT \(Redaction.url(url)) sent \(observer.count) of \(status.size) bytes")
+        }
+        let digest = observer.finish()
+        let etag = try checkedETag(response, md5: digest.md5, what: "PUT \(Redaction.url(url))")
+        return (etag.trimmingCharacters(in: ["\""]), fileSHA256 ? digest.sha256Hex : nil)
     }
 
     /// CreateMultipartUpload → UploadPart × n → CompleteMultipartUpload; AbortMultipartUpload on any failure.
     private func multipartUpload(
-        path: String, status: FileStatus, url: String, headers: [(String, String)], progress: ((Int64) -> Void)?
+        path: String, status: FileStatus, url: String, headers: [(String, String)], fileHash: PartOrderedSHA256?,
+        progress: ((Int64) -> Void)?
     ) throws -> (etag: String, parts: Int) {
         let (size, count) = partLayout(fileSize: status.size)
 
@@ -386,7 +411,7 @@ struct S3Uploader: Sendable {
             let sendPart = { (index: Int) throws -> (etag: String, checksum: String?) in
                 try self.uploadPart(
                     index, of: count, size: size, path: path, status: status, url: url, uploadQuery: uploadQuery,
-                    progress: progress.map { report in { sent.set(index, $0, report: report) } })
+                    fileHash: fileHash, progress: progress.map { report in { sent.set(index, $0, report: report) } })
             }
             let workers = min(partConcurrency, count)
             let finished = DispatchGroup()
@@ -399,6 +424,7 @@ struct S3Uploader: Sendable {
                             parts.store(index, try sendPart(index))
                         } catch {
                             parts.fail(error)
+                            fileHash?.giveUp()  // no thread may wait for this part's turn
                             return
                         }
                     }
@@ -510,7 +536,7 @@ struct S3Uploader: Sendable {
     /// Reads, hashes and sends part `index` (0-based) of a multipart upload; returns its ETag and checksum.
     private func uploadPart(
         _ index: Int, of count: Int, size: Int64, path: String, status: FileStatus, url: String, uploadQuery: String,
-        progress: ((Int64) -> Void)?
+        fileHash: PartOrderedSHA256?, progress: ((Int64) -> Void)?
     ) throws -> (etag: String, checksum: String?) {
         if let cancellation, cancellation.isCancelled {
             throw ItemFailed.interrupted(
@@ -519,8 +545,11 @@ struct S3Uploader: Sendable {
         let number = index + 1
         let offset = Int64(index) * size
         let slice = Self.partSlice(index, size: size, path: path, status: status)
-        let digest = try hashSlice(
-            slice, sha256: checksum == .sha256 || payloadSigning == .signed, md5: checksum == .md5)
+        let sha256 = checksum == .sha256 || payloadSigning == .signed
+        let digest =
+            try fileHash?.inTurn(index) { feed in
+                try hashSlice(slice, sha256: sha256, md5: checksum == .md5, feed: feed)
+            } ?? hashSlice(slice, sha256: sha256, md5: checksum == .md5)
         var partHeaders: [(String, String)] = []
         var partChecksum: String?
         switch checksum {
@@ -637,49 +666,6 @@ struct S3Uploader: Sendable {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
-
-    // MARK: - Hashing
-
-    struct SliceDigest {
-        var sha256: String
-        var sha256Base64: String
-        var md5: [UInt8]
-        var md5Base64: String { Data(md5).base64EncodedString() }
-    }
-
-    /// SHA-256 (when `sha256`) and MD5 (when `md5`) of a file slice, read in 256 KiB chunks; fails when the file no
-    /// longer has the size and mtime the slice was taken with. A digest no header needs is skipped: on a fast link
-    /// each costs about as much CPU as sending the bytes.
-    func hashSlice(_ slice: HTTPBody.FileSlice, sha256 includeSHA256: Bool = true, md5 includeMD5: Bool = false)
-        throws -> SliceDigest
-    {
-        var sha = SHA256()
-        var md5 = Insecure.MD5()
-        let result: (read: Int64, size: Int64?, modified: Int64?)
-        do {
-            result = try readFileSlice(path: slice.path, offset: slice.offset, length: slice.size) { bytes in
-                if let cancellation, cancellation.isCancelled {
-                    throw ItemFailed.interrupted(
-                        stage: stage, reason: cancellation.reason, during: "hashing \(slice.path)")
-                }
-                if includeSHA256 { sha.update(bufferPointer: bytes) }
-                if includeMD5 { md5.update(bufferPointer: bytes) }
-            }
-        } catch let error as SystemError {
-            throw fail("unreadable", "cannot read \(slice.path): \(error)")
-        }
-        if result.read < slice.size { throw fail("changed", "the file shrank while it was being uploaded") }
-        if let size = result.size, let modified = result.modified,
-            size != slice.fileSize ?? slice.offset + slice.size || modified != slice.modified
-        {
-            throw fail("changed", "the file changed while it was being uploaded (size or modification time)")
-        }
-        let shaDigest = includeSHA256 ? Array(sha.finalize()) : []
-        return SliceDigest(
-            sha256: includeSHA256 ? shaDigest.hexString : "",
-            sha256Base64: includeSHA256 ? Data(shaDigest).base64EncodedString() : "",
-            md5: includeMD5 ? Array(md5.finalize()) : [])
-    }
 }
 
 extension UploadStage {
@@ -724,43 +710,16 @@ extension UploadStage {
         }()
         let wantsHash = cached == nil && UploadStage.hashesWhileSending(item, context: context)
         let total = (try? FileStatus(path: item.artifact, followLinks: true))?.size
-        // A multipart upload sends parts out of order, so the journal's SHA-256 cannot ride along: it is computed
-        // on a thread of its own meanwhile, rather than by reading the file once more after the upload.
-        let multipartHash = wantsHash && (total ?? 0) > s3.threshold ? BackgroundSHA256(path: item.artifact) : nil
-        let observer = DigestObserver(mode: wantsHash && multipartHash == nil ? .background : .countOnly)
-        let report: (Int64) -> Void = { context.reportProgress(done: $0, total: total) }
-        observer.progress = report
+        // The journal's SHA-256 comes from the pass that reads the file to hash or send it (see S3UploadDigests).
         let result = try s3.upload(
             path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
-            observer: observer, progress: report, cancellation: context.cancellation, logger: context.logger,
-            timings: context.timings)
-        if cached == nil, result.parts == 0, observer.count == result.size { observer.store(on: item) }
-        if let sha256 = multipartHash?.wait() {
+            fileSHA256: wantsHash, progress: { context.reportProgress(done: $0, total: total) },
+            cancellation: context.cancellation, logger: context.logger, timings: context.timings)
+        if wantsHash, let sha256 = result.sha256 {
             item.knownSHA256 = sha256
             item.templateValues["sha256"] = .string(sha256)
         }
         item.facts[context.resultName ?? Self.name] = result.json
         return .proceed
-    }
-}
-
-/// The SHA-256 of a file, computed on a thread of its own while the caller does something else with the file.
-final class BackgroundSHA256: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private var digest: String?
-
-    init(path: String) {
-        let thread = Thread { [self] in
-            digest = try? ContentHash.sha256(path: path, stage: "upload")
-            done.signal()
-        }
-        thread.name = "ingest-sha256"
-        thread.start()
-    }
-
-    /// The hex digest, once computed; nil when the file could not be read (the journal then reads it itself).
-    func wait() -> String? {
-        done.wait()
-        return digest
     }
 }

@@ -132,6 +132,7 @@ final class HTTPBodyReader {
                     problem = .changed("it shrank below \(fileSize) bytes")
                     return nil
                 }
+                FileReadCounter.record(file.path, got, .send)
                 observer?.consume(UnsafeRawBufferPointer(start: buffer + written, count: got))
                 written += got
                 position += Int64(got)

@@ -403,7 +403,10 @@ package final class HTTPClient: @unchecked Sendable {
             try easy.set(CURLOPT_READDATA, pointer: me)
             _ = ingest_curl_easy_setopt_seek_function(easy.handle, seekCallback)
             try easy.set(CURLOPT_SEEKDATA, pointer: me)
-            // Curl's buffer is what the read callback fills: the file goes out in 256 KiB preads.
+            // Curl's buffer is what the read callback fills: the file goes out in 256 KiB preads. Measured for issue
+            // 13 (1 GiB PUT to a loopback sink, journal on): 64 KiB, curl's default, took 0.70-0.81 s against
+            // 0.67 s (more system time: four times the read, send and hand-over calls); 512 KiB-1 MiB gained
+            // nothing and raised peak RSS by 1.5-5 MiB.
             try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 256 * 1024)
             if method == "POST" {
                 try easy.set(CURLOPT_POST, 1)

@@ -1,0 +1,106 @@
+import Crypto
+import Foundation
+import IngestNative
+
+/// The digests of an `s3` upload, each computed in the one pass that reads the bytes to hash them (issue 13): a part's
+/// signing SHA-256 and Content-MD5 and the journal's SHA-256 of the whole file (fed by the parts in order) share a
+/// read; a single PUT's SHA-256 and ETag MD5 likewise, or ride along while it is sent when nothing is signed.
+extension S3Uploader {
+    struct SliceDigest {
+        var sha256: String
+        var sha256Base64: String
+        var md5: [UInt8]
+        var md5Base64: String { Data(md5).base64EncodedString() }
+    }
+
+    /// SHA-256 (when `sha256`) and MD5 (when `md5`) of a file slice in one read of 64 KiB chunks (each chunk is
+    /// hashed while it is in the core's cache), every chunk also handed to `feed` (the whole file's hash); fails
+    /// when the file no longer has the size and mtime the slice was taken with.
+    func hashSlice(
+        _ slice: HTTPBody.FileSlice, sha256 includeSHA256: Bool = true, md5 includeMD5: Bool = false,
+        feed: ((UnsafeRawBufferPointer) -> Void)? = nil
+    ) throws -> SliceDigest {
+        var digest = StreamDigest(sha256: includeSHA256, md5: includeMD5)
+        let result: (read: Int64, size: Int64?, modified: Int64?)
+        do {
+            result = try readFileSlice(
+                path: slice.path, offset: slice.offset, length: slice.size, chunkSize: Self.hashChunk
+            ) { bytes in
+                if let cancellation, cancellation.isCancelled {
+                    throw ItemFailed.interrupted(
+                        stage: stage, reason: cancellation.reason, during: "hashing \(slice.path)")
+                }
+                digest.update(bytes)
+                feed?(bytes)
+            }
+        } catch let error as SystemError {
+            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read \(slice.path): \(error)")
+        }
+        if result.read < slice.size {
+            throw ItemFailed(stage: stage, rule: "changed", message: "the file shrank while it was being uploaded")
+        }
+        if let size = result.size, let modified = result.modified,
+            size != slice.fileSize ?? slice.offset + slice.size || modified != slice.modified
+        {
+            throw ItemFailed(
+                stage: stage, rule: "changed",
+                message: "the file changed while it was being uploaded (size or modification time)")
+        }
+        let digests = digest.finalize()
+        return SliceDigest(
+            sha256: includeSHA256 ? digests.sha256Hex : "",
+            sha256Base64: includeSHA256 ? Data(digests.sha256).base64EncodedString() : "", md5: digests.md5)
+    }
+
+    /// The read size of the hashing pass: small enough that SHA-256 and MD5 find the chunk in L2 after `pread`.
+    static let hashChunk = 64 * 1024
+}
+
+/// The whole file's SHA-256 for the journal, fed by the hashing pass of a multipart upload's parts: each part's
+/// thread waits until the parts before it have been fed, then hashes its own part and feeds the file's hash in the
+/// same read. A part that fails before its turn gives the hash up (`giveUp`) so no thread waits forever; the
+/// upload has failed then anyway.
+final class PartOrderedSHA256: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var next = 0
+    private var givenUp = false
+    private var digest = StreamDigest(sha256: true)
+    private let count: Int
+
+    init(parts: Int) { count = parts }
+
+    /// Runs `hash` for part `index` once parts 0..<index have been fed, handing it the feed of the file's hash
+    /// (nil once the hash is given up).
+    func inTurn<T>(_ index: Int, _ hash: (((UnsafeRawBufferPointer) -> Void)?) throws -> T) throws -> T {
+        condition.lock()
+        while next != index, !givenUp { condition.wait() }
+        let feeding = !givenUp
+        condition.unlock()
+        do {
+            let result = try hash(feeding ? { self.digest.update($0) } : nil)
+            condition.lock()
+            if feeding { next += 1 }
+            condition.broadcast()
+            condition.unlock()
+            return result
+        } catch {
+            giveUp()
+            throw error
+        }
+    }
+
+    func giveUp() {
+        condition.lock()
+        givenUp = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The hex digest once every part has been fed; nil when it was given up.
+    var sha256Hex: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !givenUp, next == count else { return nil }
+        return digest.finalize().sha256Hex
+    }
+}

@@ -18,6 +18,7 @@ public struct TemplateOffer: Sendable, Equatable {
     static let builtins: [TemplateOffer] = [
         TemplateOffer(name: "file", fields: ["name", "stem", "ext", "size", "path"], wholeValue: false),
         TemplateOffer(name: "dir", fields: ["name"], wholeValue: false),
+        TemplateOffer(name: "artifact", fields: ["name", "stem", "ext", "size", "path"], wholeValue: false),
         TemplateOffer(name: "date", fields: ["yyyy", "MM", "dd", "yyyyMMdd", "HH", "mm"], wholeValue: false),
         TemplateOffer(name: "sha256", fields: []),
         TemplateOffer(name: "md5", fields: []),

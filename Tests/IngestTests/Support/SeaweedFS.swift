@@ -175,11 +175,12 @@ final class SeaweedFS: @unchecked Sendable {
             """
         try Data(config.utf8).write(to: URL(fileURLWithPath: folder + "/s3.json"))
         // `weed server` runs master, volume, filer and S3 in one process: lighter than `weed mini`, which also
-        // starts the admin UI and WebDAV. Small volumes and one Go thread keep it cheap on a shared 2-core box.
+        // starts the admin UI and WebDAV. Small volumes and one Go thread keep it cheap on a shared 2-core box; every
+        // bucket is a collection that grows volumes of its own, so the suite's many buckets need a high volume.max.
         let arguments = [
             "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir=\(folder)/data",
             "-master.port=\(ports[0])", "-master.port.grpc=\(ports[1])", "-master.volumeSizeLimitMB=32",
-            "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])", "-volume.max=100",
+            "-volume.port=\(ports[2])", "-volume.port.grpc=\(ports[3])", "-volume.max=1000",
             "-filer", "-filer.port=\(ports[4])", "-filer.port.grpc=\(ports[5])",
             "-s3", "-s3.port=\(ports[6])", "-s3.port.grpc=\(ports[7])", "-s3.port.iceberg=0", "-s3.port.lance=0",
             "-s3.config=\(folder)/s3.json",

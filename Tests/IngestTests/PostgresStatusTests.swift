@@ -8,16 +8,7 @@ import Testing
 /// worker's pid on its host; one whose worker stopped renewing (its lease expired) is interrupted.
 @Suite struct PostgresStatusTests {
     @Test func aLiveLeaseIsInProgressAnExpiredOneIsInterrupted() throws {
-        let server: PostgresServer
-        do {
-            server = try PostgresServer.shared()
-        } catch let failure as PostgresServer.Failure {
-            if case .notInstalled = failure {
-                print("not run: \(failure)")
-                return
-            }
-            throw failure
-        }
+        guard let server = try PostgresServer.sharedIfInstalled() else { return }
         let url = try server.createDatabase()
         func start(_ name: String) -> Journal.Start {
             Journal.Start(

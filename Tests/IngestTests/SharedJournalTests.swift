@@ -93,15 +93,7 @@ import Testing
 
     /// The server, or nil (printed) when PostgreSQL is not installed.
     func server(_ test: String = #function) throws -> PostgresServer? {
-        do {
-            return try PostgresServer.shared()
-        } catch let failure as PostgresServer.Failure {
-            if case .notInstalled = failure {
-                print("\(test): not run: \(failure)")
-                return nil
-            }
-            throw failure
-        }
+        try PostgresServer.sharedIfInstalled(test)
     }
 
     func pipeline(_ yaml: String) throws -> Pipeline {

@@ -230,16 +230,7 @@ import Testing
 /// its `verify:` (the playback read) says it was done, so every recording is completed exactly once.
 @Suite(.serialized) struct VerifiedCallLeaseTests {
     @Test func threeWorkersOneKilledMidCompleteEveryVisitCompletedOnce() throws {
-        let server: PostgresServer
-        do {
-            server = try PostgresServer.shared()
-        } catch let failure as PostgresServer.Failure {
-            if case .notInstalled = failure {
-                print("not run: \(failure)")
-                return
-            }
-            throw failure
-        }
+        guard let server = try PostgresServer.sharedIfInstalled() else { return }
         let url = try server.createDatabase()
         let backend = try FixtureBackend(bearer: "vet-jwt", acceptRepeats: true)
         defer { backend.stop() }

@@ -50,6 +50,19 @@ final class PostgresServer: @unchecked Sendable {
         return try instance!.get()
     }
 
+    /// The shared server, or nil (printed) when PostgreSQL is not installed: the test then does not run.
+    static func sharedIfInstalled(_ test: String = #function) throws -> PostgresServer? {
+        do {
+            return try shared()
+        } catch let failure as Failure {
+            if case .notInstalled = failure {
+                print("\(test): not run: \(failure)")
+                return nil
+            }
+            throw failure
+        }
+    }
+
     /// The folder holding initdb, pg_ctl: `INGEST_PG_BIN`, else the newest /usr/lib/postgresql/N/bin.
     static func findBinaries() throws -> String {
         var searched: [String] = []

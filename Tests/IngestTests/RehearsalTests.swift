@@ -182,6 +182,32 @@ struct RehearsalTests {
         #expect(result.stderr.contains("expect: unknown key 'outcome'"))
     }
 
+    @Test(
+        "ingest test: an expectation of the wrong shape is refused (exit 2), not skipped",
+        arguments: [
+            ("requests: 99999999999999999999", "requests must be a list of requests"),
+            ("requests: [ GET ]", "requests[0] must be a mapping"),
+            ("requests: [ { headers: x } ]", "requests[0].headers must be a mapping"),
+            ("status: [ passed ]", "status must be text"),
+            ("report: 3", "report must be a mapping"),
+            ("facts: nope", "facts must be a mapping"),
+        ])
+    func malformedExpectation(_ expectation: String, _ message: String) throws {
+        let folder = try TemporaryFolder("pipeline-test")
+        defer { folder.remove() }
+        try folder.file(
+            "x.test.yml",
+            """
+            pipeline: \(TestPaths.root)/pipelines/preflight.yml
+            cases:
+              - input: \(TestPaths.root)/Samples/good/photo.jpg
+                expect: { \(expectation) }
+            """)
+        let result = try runCommand(TestPaths.ingest, ["test", folder.path], environment: environmentWithoutProxies())
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("expect: \(message)"), "\(result.stderr)")
+    }
+
     @Test("pipelines/test.schema.json accepts every shipped test file and refuses an unknown expectation")
     func testFileSchema() throws {
         let script = """

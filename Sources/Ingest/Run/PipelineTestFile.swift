@@ -84,6 +84,7 @@ public struct PipelineTestFile: Sendable {
             throw expectNode.error(
                 "expect: unknown key '\(key)' (one of \(expectKeys.sorted().joined(separator: ", ")))")
         }
+        if let problem = shapeProblem(of: expect) { throw expectNode.error("expect: \(problem)") }
         if let status = expect["status"]?.stringValue, ItemStatus(rawValue: status) == nil {
             throw expectNode.error("expect: status must be passed, failed or skipped, found '\(status)'")
         }
@@ -94,6 +95,29 @@ public struct PipelineTestFile: Sendable {
         }
         result.expect = expect
         return result
+    }
+
+    /// An expectation of the wrong shape would be skipped by the comparison and the case would pass unchecked:
+    /// it is refused instead. Nil when every key holds what `PipelineTestRun.compare` reads.
+    static func shapeProblem(of expect: JSONObject) -> String? {
+        for key in ["status", "rule"] where expect[key] != nil && expect[key]?.stringValue == nil {
+            return "\(key) must be text"
+        }
+        if let requests = expect["requests"] {
+            guard case .array(let list) = requests else { return "requests must be a list of requests" }
+            for (index, request) in list.enumerated() {
+                guard case .object(let fields) = request else { return "requests[\(index)] must be a mapping" }
+                if let headers = fields["headers"], case .object = headers {} else if fields["headers"] != nil {
+                    return "requests[\(index)].headers must be a mapping"
+                }
+            }
+        }
+        for key in ["report", "facts"] {
+            if let value = expect[key], case .object = value {} else if expect[key] != nil {
+                return "\(key) must be a mapping"
+            }
+        }
+        return nil
     }
 
     static func stubs(_ node: ConfigNode) throws -> [String: Rehearsal.Stub] {

@@ -338,7 +338,7 @@ struct S3Uploader: Sendable {
     func refused(_ what: String, _ response: HTTPResponse, attempts: Int) -> ItemFailed {
         let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
         let after = attempts > 1 ? " after \(attempts) attempts" : ""
-        let code = ServerMessage.xmlElement("Code", in: response.bodyText)
+        let code = XMLText.element("Code", in: response.bodyText)
         return ItemFailed(
             stage: stage, rule: code == "SignatureDoesNotMatch" || response.status == 403 ? "denied" : "status",
             message: "\(what) answered \(ServerMessage.statusLine(response.status))\(after)\(said)",
@@ -395,7 +395,7 @@ struct S3Uploader: Sendable {
         if checksum == .sha256 { createHeaders.append(("x-amz-checksum-algorithm", "SHA256")) }
         let (created, createAttempts) = try send("POST", url + "?uploads", headers: createHeaders, body: .bytes([]))
         guard created.status == 200,
-            let uploadID = Self.xmlText("UploadId", in: created.bodyText), !uploadID.isEmpty
+            let uploadID = XMLText.element("UploadId", in: created.bodyText), !uploadID.isEmpty
         else {
             if created.status == 200 {
                 throw fail("status", "CreateMultipartUpload \(Redaction.url(url)) answered without an UploadId")
@@ -445,7 +445,7 @@ struct S3Uploader: Sendable {
             }
             var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
             for part in completed {
-                xml += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(Self.escapeXML(part.etag))</ETag>"
+                xml += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(XMLText.escaped(part.etag))</ETag>"
                 if let sum = part.checksum { xml += "<ChecksumSHA256>\(sum)</ChecksumSHA256>" }
                 xml += "</Part>"
             }
@@ -458,7 +458,7 @@ struct S3Uploader: Sendable {
             guard response.status == 200, !response.bodyText.contains("<Error>") else {
                 throw refused("CompleteMultipartUpload \(Redaction.url(url))", response, attempts: attempts)
             }
-            let etag = Self.xmlText("ETag", in: response.bodyText) ?? response.header("ETag") ?? ""
+            let etag = XMLText.element("ETag", in: response.bodyText) ?? response.header("ETag") ?? ""
             return (etag.trimmingCharacters(in: ["\""]), count)
         } catch {
             let aborted = abort(url: url, uploadQuery: uploadQuery)
@@ -644,27 +644,6 @@ struct S3Uploader: Sendable {
         } catch {
             return " (aborting the multipart upload failed: \(error))"
         }
-    }
-
-    /// An element's text with the named entities and numeric references (`&#34;`, `&#x22;`, as Go's encoder writes
-    /// quotes) decoded.
-    static func xmlText(_ name: String, in text: String) -> String? {
-        guard var value = ServerMessage.xmlElement(name, in: text) else { return nil }
-        while let start = value.range(of: "&#"),
-            let end = value.range(of: ";", range: start.upperBound..<value.endIndex)
-        {
-            let digits = value[start.upperBound..<end.lowerBound]
-            let number =
-                digits.hasPrefix("x") || digits.hasPrefix("X") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
-            guard let number, let scalar = Unicode.Scalar(number) else { break }
-            value.replaceSubrange(start.lowerBound..<end.upperBound, with: String(Character(scalar)))
-        }
-        return value
-    }
-
-    static func escapeXML(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }
 

@@ -1,0 +1,71 @@
+import Foundation
+import IngestNative
+
+public enum HTTPVersionOption: String, OptionEnum, Sendable {
+    case v1_1 = "1.1"
+    case v2 = "2"
+}
+
+/// The options every network stage has: retries, pacing, TLS and timeouts.
+public struct NetworkOptions: Sendable {
+    public var maxAttempts = 3
+    public var maxElapsed = DurationValue(seconds: 600)
+    public var backoff = DurationValue(seconds: 1)
+    public var rate: Rate?
+    public var allowHTTP = false
+    public var caBundle: String?
+    public var httpVersion = HTTPVersionOption.v2
+    public var connectTimeout = DurationValue(seconds: 30)
+    public var lowSpeedTime = DurationValue(seconds: 60)
+    public init() {}
+
+    static func fields<Root>(_ path: WritableKeyPath<Root, NetworkOptions>) -> [OptionField<Root>] {
+        [
+            OptionField(
+                "max_attempts", path.appending(path: \.maxAttempts), range: 1...100,
+                doc: "Attempts per request, counting the first; retried on connection errors, timeouts, 5xx and 429.",
+                default: "3"),
+            OptionField(
+                "max_elapsed", path.appending(path: \.maxElapsed),
+                doc:
+                    "No retry starts after this much time on one file's request, from its first attempt (retry waits "
+                    + "included; time queued for a `rate` slot is not).",
+                default: "600s"),
+            OptionField(
+                "backoff", path.appending(path: \.backoff),
+                doc: "First retry delay; doubled per attempt, with full jitter, capped at 60s. `Retry-After` wins.",
+                default: "1s"),
+            OptionField(
+                "rate", path.appending(path: \.rate),
+                doc: "Client-side limit shared by all workers (`10/hour`, `2/s`): requests wait for a slot."),
+            OptionField(
+                "allow_http", path.appending(path: \.allowHTTP),
+                doc: "Allow plain http:// to hosts other than loopback (refused by default).", default: "false"),
+            OptionField(
+                "ca_bundle", path.appending(path: \.caBundle), doc: "PEM file of CAs to trust instead of the system's."),
+            OptionField(
+                "http_version", path.appending(path: \.httpVersion),
+                doc: "`2` (HTTP/2 when TLS offers it, else 1.1) or `1.1`.", default: "2"),
+            OptionField(
+                "connect_timeout", path.appending(path: \.connectTimeout), range: DurationValue.timeoutRange,
+                doc: "Limit for connecting (DNS, TCP, TLS).", default: "30s"),
+            OptionField(
+                "stall_timeout", path.appending(path: \.lowSpeedTime),
+                range: DurationValue(seconds: 1)...DurationValue.timeoutRange.upperBound,
+                doc: "Abort an attempt when no bytes flow for this long.", default: "60s"),
+        ]
+    }
+
+    func validate(at node: ConfigNode) throws {
+        if maxAttempts < 1 { throw node.error("max_attempts must be at least 1, found \(maxAttempts)") }
+        if lowSpeedTime.seconds < 1 { throw node.error("stall_timeout must be at least 1s") }
+    }
+
+    func apply(to request: inout HTTPRequest) {
+        request.allowInsecureHTTP = allowHTTP
+        request.caBundle = caBundle
+        request.version = httpVersion == .v2 ? .http2 : .http1_1
+        request.connectTimeout = connectTimeout.seconds
+        request.lowSpeedTime = max(1, Int(lowSpeedTime.seconds))
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// `10/hour`, `2/s`, `100/min`, `500/day`: at most that many requests start per window.
+public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
+    public var count: Int
+    public var window: Double
+
+    public init(count: Int, window: Double) {
+        self.count = count
+        self.window = window
+    }
+
+    /// Requests per window: a count past this would only hold that many start times in memory.
+    public static let countRange = 1...1_000_000
+
+    public static func parse(_ text: String) -> Rate? {
+        let parts = text.replacingOccurrences(of: " ", with: "").split(separator: "/")
+        guard parts.count == 2, let count = Int(parts[0]), Rate.countRange.contains(count) else { return nil }
+        let units: [String: Double] = [
+            "s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400,
+            "day": 86400,
+        ]
+        guard let window = units[String(parts[1])] else { return nil }
+        return Rate(count: count, window: window)
+    }
+
+    public init(from node: ConfigNode) throws {
+        guard let text = node.scalar, let rate = Rate.parse(text) else {
+            throw node.error(
+                "expected a rate such as 10/hour, 2/s or 100/min (a count between \(Rate.countRange.lowerBound) and "
+                    + "\(Rate.countRange.upperBound) per s, min, hour or day), found \(node.kindDescription)")
+        }
+        self = rate
+    }
+
+    public static var jsonSchema: JSONValue {
+        ["type": "string", "pattern": "^\\s*[0-9]+\\s*/\\s*(s|sec|second|m|min|minute|h|hour|d|day)\\s*$"]
+    }
+
+    public var description: String { "\(count) per \(JSONValue.format(window)) s" }
+}
+
+/// Client-side rate limit shared by every worker running one stage: a request that would exceed it waits for
+/// a free slot (the file is queued, not failed), as the seed backends' 10/hour limits require.
+final class RateLimiter: @unchecked Sendable {
+    let rate: Rate
+    private let condition = NSCondition()
+    private var starts: [Date] = []
+
+    init(rate: Rate) { self.rate = rate }
+
+    /// Waits for a slot; false when `cancellation` stops the run first (a 10/hour wait must not outlive Ctrl-C).
+    @discardableResult
+    func acquire(cancellation: RunCancellation? = nil) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if cancellation?.isCancelled == true { return false }
+            let now = Date()
+            starts.removeAll { now.timeIntervalSince($0) >= rate.window }
+            if starts.count < rate.count {
+                starts.append(now)
+                return true
+            }
+            let wait = rate.window - now.timeIntervalSince(starts[0])
+            // Woken at least every 250 ms while a cancellation could arrive.
+            let slice = cancellation == nil ? max(0.01, wait) : min(0.25, max(0.01, wait))
+            _ = condition.wait(until: now.addingTimeInterval(slice))
+        }
+    }
+}

@@ -1,8 +1,8 @@
 import Foundation
 import IngestNative
 
-/// The requests an `s3` or `local` upload would make, for a rehearsal (`--dry-run`, `ingest test`): rendered and
-/// signed as for real, handed to the rehearsal with the key and part plan, and never sent or copied.
+/// The requests an `s3` upload would make, for a rehearsal (`--dry-run`, `ingest test`): rendered and
+/// signed as for real, handed to the rehearsal with the key and part plan, and never sent.
 extension S3Uploader {
     func rehearse(path: String, key: String, headers: [(String, String)], contentType: String, tap: RehearsalTap)
         throws -> S3UploadResult
@@ -47,22 +47,5 @@ extension S3Uploader {
             bucket: bucket, key: key, etag: etag, size: size,
             parts: size <= threshold ? 0 : partLayout(fileSize: size).count,
             location: url, contentType: contentType)
-    }
-}
-
-extension UploadStage {
-    /// A `local` upload in a rehearsal: the destination is shown, nothing is copied.
-    func rehearseCopy(_ item: Item, key: String, root: String, tap: RehearsalTap, context: StageContext) throws
-        -> StageOutcome
-    {
-        let body = try? HTTPBody.file(item.artifact)
-        let destination = (root as NSString).appendingPathComponent(key)
-        _ = tap.answer(HTTPRequest(method: "COPY", url: destination, body: body), notes: ["key: \(key)"])
-        if let name = context.resultName {
-            item.facts[name] = .object([
-                "path": .string(destination), "key": .string(key), "bytes": .int(body?.file?.size ?? 0),
-            ])
-        }
-        return .proceed
     }
 }

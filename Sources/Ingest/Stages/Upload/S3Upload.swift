@@ -1,31 +1,45 @@
 import Foundation
 import IngestNative
 
-extension UploadStage {
-    /// `method: s3`: renders key, metadata and headers, then uploads through `S3Uploader`.
-    func uploadToS3(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
-        guard let s3 else {
+/// `method: s3`: a SigV4-signed upload straight into a bucket through `S3Uploader` (one PUT, or multipart above the
+/// threshold); the key, `metadata` (as `x-amz-meta-*`) and headers are rendered per file.
+struct S3Upload: UploadMethod {
+    let options: UploadStage.Options
+    let uploader: S3Uploader?
+    /// Why `method: s3` cannot upload (no credentials or region): `checkReadyToRun` fails `ingest run` with it before
+    /// any file is read, while `ingest validate` and `ingest lint`, which send nothing, need no credentials.
+    let problem: String?
+
+    init(options: UploadStage.Options, limiter: RateLimiter?) throws {
+        self.options = options
+        do {
+            uploader = try S3Uploader(
+                stage: UploadStage.name, options: options.s3, network: options.network, limiter: limiter)
+            problem = nil
+        } catch let error as S3UploadConfigurationError {
+            uploader = nil
+            problem = error.message
+        }
+    }
+
+    func checkReadyToRun() throws {
+        if let problem { throw S3UploadConfigurationError(message: problem) }
+    }
+
+    /// Renders key, metadata and headers, then uploads through `S3Uploader` (or rehearses, or finds the object
+    /// already stored by a run that was cut short).
+    func upload(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
+        guard let s3 = uploader else {
             throw ItemFailed(
-                stage: Self.name, rule: "credentials", message: s3Problem ?? "method s3 without an uploader")
+                stage: UploadStage.name, rule: "credentials", message: problem ?? "method s3 without an uploader")
         }
-        let key = try scope.sanitizedKey(try (options.key ?? Template("{{artifact.path}}")).render(scope))
-        let contentType = try options.contentType?.render(scope) ?? Self.sniffedType(item.artifact)
-        var headers: [(String, String)] = []
-        for entry in options.s3.metadata.entries {
-            let value = try entry.value.render(scope)
-            // Header values cannot carry CR/LF; S3 stores metadata as US-ASCII text.
-            guard !value.contains(where: { $0.isNewline }), value.allSatisfy(\.isASCII) else {
-                throw ItemFailed(
-                    stage: Self.name, rule: "metadata",
-                    message: "metadata '\(entry.name)' must be one line of ASCII text, found '\(value.prefix(60))'")
-            }
-            headers.append(("x-amz-meta-" + entry.name.lowercased(), value))
-        }
-        for entry in options.headers.entries { headers.append((entry.name, try entry.value.render(scope))) }
-        if let tap = context.rehearsal(for: item, stage: Self.name, success: 200) {
+        let key = try options.renderedKey(scope)
+        let contentType = try options.renderedContentType(item, scope: scope)
+        let headers = try renderedHeaders(scope)
+        if let tap = context.rehearsal(for: item, stage: UploadStage.name, success: 200) {
             let result = try s3.rehearse(
                 path: item.artifact, key: key, headers: headers, contentType: contentType, tap: tap)
-            item.facts[context.resultName ?? Self.name] = result.json
+            item.facts[context.resultName ?? UploadStage.name] = result.json
             return .proceed
         }
         if context.mayHaveRunBefore,
@@ -34,7 +48,7 @@ extension UploadStage {
                 logger: context.logger, timings: context.timings)
         {
             item.addNote("already uploaded: S3 has s3://\(stored.bucket)/\(key) with this file's size and ETag")
-            item.facts[context.resultName ?? Self.name] = stored.json
+            item.facts[context.resultName ?? UploadStage.name] = stored.json
             return .proceed
         }
         let cached: String? = {
@@ -52,7 +66,24 @@ extension UploadStage {
             item.knownSHA256 = sha256
             item.templateValues["sha256"] = .string(sha256)
         }
-        item.facts[context.resultName ?? Self.name] = result.json
+        item.facts[context.resultName ?? UploadStage.name] = result.json
         return .proceed
+    }
+
+    /// `metadata` as `x-amz-meta-*` headers, then the extra `headers`, rendered.
+    private func renderedHeaders(_ scope: TemplateScope) throws -> [(String, String)] {
+        var headers: [(String, String)] = []
+        for entry in options.s3.metadata.entries {
+            let value = try entry.value.render(scope)
+            // Header values cannot carry CR/LF; S3 stores metadata as US-ASCII text.
+            guard !value.contains(where: { $0.isNewline }), value.allSatisfy(\.isASCII) else {
+                throw ItemFailed(
+                    stage: UploadStage.name, rule: "metadata",
+                    message: "metadata '\(entry.name)' must be one line of ASCII text, found '\(value.prefix(60))'")
+            }
+            headers.append(("x-amz-meta-" + entry.name.lowercased(), value))
+        }
+        for entry in options.headers.entries { headers.append((entry.name, try entry.value.render(scope))) }
+        return headers
     }
 }

@@ -69,7 +69,7 @@ struct PresignOptions: ParsableArguments {
     /// Credentials, region and endpoint; a missing variable is a usage error (exit 2) that names it.
     func presigner() throws -> (S3Presigner, S3Location, Date) {
         let environment = ProcessInfo.processInfo.environment
-        do {
+        return try exitUsageOnS3Error("ingest presign") {
             let credentials = try AWSCredentials.fromEnvironment(environment)
             let region = try region ?? AWSCredentials.region(from: environment)
             let endpoint = try S3Endpoint(region: region, url: endpoint, pathStyle: pathStyle)
@@ -78,10 +78,18 @@ struct PresignOptions: ParsableArguments {
                 S3Presigner(credentials: credentials, region: region, endpoint: endpoint),
                 try S3Location(parsing: location), signingDate
             )
-        } catch let error as S3Error {
-            printError("ingest presign: \(error)")
-            throw ExitStatus.usage
         }
+    }
+}
+
+/// Runs `body`; an `S3Error` (a missing variable, a location or signing request S3 would refuse) is printed under
+/// `command`'s name and is a usage error (exit 2).
+private func exitUsageOnS3Error<Result>(_ command: String, _ body: () throws -> Result) throws -> Result {
+    do {
+        return try body()
+    } catch let error as S3Error {
+        printError("\(command): \(error)")
+        throw ExitStatus.usage
     }
 }
 
@@ -101,14 +109,11 @@ struct PresignPutCommand: ParsableCommand {
     func run() throws {
         let (presigner, location, date) = try options.presigner()
         let headers = options.contentType.map { [("Content-Type", $0)] } ?? []
-        do {
-            print(
-                try presigner.presignedURL(
-                    method: "PUT", location: location, expires: options.expires, headers: headers, date: date))
-        } catch let error as S3Error {
-            printError("ingest presign put: \(error)")
-            throw ExitStatus.usage
+        let url = try exitUsageOnS3Error("ingest presign put") {
+            try presigner.presignedURL(
+                method: "PUT", location: location, expires: options.expires, headers: headers, date: date)
         }
+        print(url)
     }
 }
 
@@ -174,15 +179,12 @@ struct PresignPostCommand: ParsableCommand {
         let key: S3Presigner.KeyRule =
             startsWith.map { .startsWith($0, keyField: location.key.isEmpty ? $0 + "${filename}" : location.key) }
             ?? .exactly(location.key)
-        do {
-            let post = try presigner.presignedPost(
+        let post = try exitUsageOnS3Error("ingest presign post") {
+            try presigner.presignedPost(
                 bucket: location.bucket, key: key, contentType: options.contentType.map { .exactly($0) },
                 contentLengthRange: contentLengthRange.flatMap(PresignPostCommand.parseRange),
                 successActionStatus: successActionStatus, expires: options.expires, date: date)
-            print(post.json.serialized())
-        } catch let error as S3Error {
-            printError("ingest presign post: \(error)")
-            throw ExitStatus.usage
         }
+        print(post.json.serialized())
     }
 }

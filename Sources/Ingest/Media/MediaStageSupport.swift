@@ -76,6 +76,47 @@ enum MediaStageSupport {
         }
     }
 
+    /// Where the stage writes the item's new file in the work folder; never the file it reads.
+    static func outputPath(for item: Item, fileExtension: String, stage: String, context: StageContext) throws
+        -> String
+    {
+        let outputPath = WorkFolder.outputPath(
+            for: item, workDirectory: context.settings.workDirectory, stage: context.workFolderName(for: stage),
+            fileExtension: fileExtension)
+        guard outputPath != item.artifact, outputPath != item.path else {
+            throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")
+        }
+        return outputPath
+    }
+
+    /// Opens the item's artifact, runs the plan `makePlan` builds for that input into `outputPath`, and probes what
+    /// was written.
+    static func transcode(
+        _ item: Item, probe before: ProbeResult, to outputPath: String, stage: String, context: StageContext,
+        plan makePlan: (MediaInput) -> TranscodePlan
+    ) throws -> (stats: TranscodeStats, after: ProbeResult) {
+        let timeout = context.settings.probeTimeout
+        let input = try openInput(item.artifact, probe: before, stage: stage, timeout: timeout)
+        let stats = try transcode(
+            input: input, plan: makePlan(input), outputPath: outputPath, stage: stage, context: context,
+            size: before.size)
+        return (stats, try probeOutput(outputPath, stage: stage, timeout: timeout))
+    }
+
+    /// Makes the written file the item's artifact, with its probe, and records the stage's fact with the decode
+    /// errors skipped.
+    static func finish(
+        _ item: Item, with outputPath: String, probe after: ProbeResult, stats: TranscodeStats, fact: JSONObject,
+        stage: String, context: StageContext
+    ) {
+        var fact = fact
+        fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
+        if let first = stats.firstDecodeError { fact["first_decode_error"] = .string(first) }
+        WorkFolder.replaceArtifact(of: item, with: outputPath, workDirectory: context.settings.workDirectory)
+        item.probeResult = after
+        item.facts[context.resultName ?? stage] = .object(fact)
+    }
+
     /// Runs `plan` into a temp file beside `outputPath` and renames it into place; on any failure the temp file is
     /// gone and nothing exists at `outputPath` from this run.
     static func transcode(

@@ -59,23 +59,8 @@ public struct AudioStage: Stage {
 
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let stage = Self.name
-        let timeout = context.settings.probeTimeout
         let before = try context.probe(item, stage: stage)
-        guard before.content.isTimedMedia, before.content != .gif, before.content != .webp else {
-            throw ItemFailed(
-                stage: stage, rule: "unsupported", message: "content is \(before.content.displayName), not audio",
-                expected: "M4A, MP4, MOV, MKV, MP3, WAV, FLAC, AAC or Ogg", actual: before.content.displayName)
-        }
-        guard let source = before.audioStreams.first else {
-            throw ItemFailed(
-                stage: stage, rule: "no_audio", message: "the file has no audio stream", expected: "an audio stream",
-                actual: before.streams.map(\.codecType).joined(separator: ", "))
-        }
-        if let duration = before.duration, duration <= 0 {
-            throw ItemFailed(
-                stage: stage, rule: "empty", message: "the audio has zero duration", expected: "> 0 s",
-                actual: "\(duration) s")
-        }
+        let source = try audioSource(of: before)
 
         var fact = JSONObject()
         fact["bitrate"] = .int(Int64(options.bitrate.bitsPerSecond))
@@ -94,35 +79,49 @@ public struct AudioStage: Stage {
             return .proceed
         }
 
-        let outputPath = WorkFolder.outputPath(
-            for: item, workDirectory: context.settings.workDirectory, stage: context.workFolderName(for: stage),
-            fileExtension: "m4a")
-        guard outputPath != item.artifact, outputPath != item.path else {
-            throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")
-        }
-        let input = try MediaStageSupport.openInput(item.artifact, probe: before, stage: stage, timeout: timeout)
+        let outputPath = try MediaStageSupport.outputPath(
+            for: item, fileExtension: "m4a", stage: stage, context: context)
         let settings = AudioEncoderSettings(
             bitRate: options.bitrate.bitsPerSecond, channels: options.channels, sampleRate: options.sampleRate)
-        // Compliant but with the moov atom at the end: a stream copy with faststart fixes that without re-encoding.
-        let plan = TranscodePlan(
-            container: .m4a, faststart: true, audio: (source.index, compliant ? .copy : .encode(settings)),
-            skipDecodeErrors: options.onDecodeError == .skip, metadata: MediaStageSupport.carriedMetadata(input))
-        let stats = try MediaStageSupport.transcode(
-            input: input, plan: plan, outputPath: outputPath, stage: stage, context: context, size: before.size)
-
-        let after = try MediaStageSupport.probeOutput(outputPath, stage: stage, timeout: timeout)
+        let (stats, after) = try MediaStageSupport.transcode(
+            item, probe: before, to: outputPath, stage: stage, context: context
+        ) { input in
+            // Compliant but with the moov atom at the end: a stream copy with faststart fixes that without
+            // re-encoding.
+            TranscodePlan(
+                container: .m4a, faststart: true, audio: (source.index, compliant ? .copy : .encode(settings)),
+                skipDecodeErrors: options.onDecodeError == .skip, metadata: MediaStageSupport.carriedMetadata(input))
+        }
         fact["action"] = .string(compliant ? "remuxed" : "transcoded")
         if compliant {
             fact["reason"] = .string("already compliant AAC; moved the moov atom first without re-encoding")
         }
         fact["path"] = .string(outputPath)
         fact["after"] = MediaStageSupport.describe(after)
-        fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
-        if let first = stats.firstDecodeError { fact["first_decode_error"] = .string(first) }
-        WorkFolder.replaceArtifact(of: item, with: outputPath, workDirectory: context.settings.workDirectory)
-        item.probeResult = after
-        item.facts[context.resultName ?? stage] = .object(fact)
+        MediaStageSupport.finish(
+            item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
         return .proceed
+    }
+
+    /// The audio stream to encode; fails a file that is not audio, has none, or has zero duration.
+    func audioSource(of before: ProbeResult) throws -> StreamInfo {
+        let stage = Self.name
+        guard before.content.isTimedMedia, before.content != .gif, before.content != .webp else {
+            throw ItemFailed(
+                stage: stage, rule: "unsupported", message: "content is \(before.content.displayName), not audio",
+                expected: "M4A, MP4, MOV, MKV, MP3, WAV, FLAC, AAC or Ogg", actual: before.content.displayName)
+        }
+        guard let source = before.audioStreams.first else {
+            throw ItemFailed(
+                stage: stage, rule: "no_audio", message: "the file has no audio stream", expected: "an audio stream",
+                actual: before.streams.map(\.codecType).joined(separator: ", "))
+        }
+        if let duration = before.duration, duration <= 0 {
+            throw ItemFailed(
+                stage: stage, rule: "empty", message: "the audio has zero duration", expected: "> 0 s",
+                actual: "\(duration) s")
+        }
+        return source
     }
 
     /// What keeps the file from passing through as it is; empty when it already meets every setting.

@@ -80,24 +80,11 @@ public enum Geohash {
         var bitCount = 0
         var evenBit = true
         while hash.count < precision {
+            // Bits alternate, longitude first: each halves its range toward the value.
             if evenBit {
-                let mid = (longitudeRange.0 + longitudeRange.1) / 2
-                if longitude >= mid {
-                    bits = bits << 1 | 1
-                    longitudeRange.0 = mid
-                } else {
-                    bits <<= 1
-                    longitudeRange.1 = mid
-                }
+                bits = bits << 1 | halve(&longitudeRange, toward: longitude)
             } else {
-                let mid = (latitudeRange.0 + latitudeRange.1) / 2
-                if latitude >= mid {
-                    bits = bits << 1 | 1
-                    latitudeRange.0 = mid
-                } else {
-                    bits <<= 1
-                    latitudeRange.1 = mid
-                }
+                bits = bits << 1 | halve(&latitudeRange, toward: latitude)
             }
             evenBit.toggle()
             bitCount += 1
@@ -108,5 +95,16 @@ public enum Geohash {
             }
         }
         return hash
+    }
+
+    /// Halves `range` toward `value`: 1 when the value is in the upper half, 0 in the lower.
+    private static func halve(_ range: inout (Double, Double), toward value: Double) -> Int {
+        let mid = (range.0 + range.1) / 2
+        if value >= mid {
+            range.0 = mid
+            return 1
+        }
+        range.1 = mid
+        return 0
     }
 }

@@ -294,67 +294,95 @@ struct CSVManifest: Sendable {
 
     /// Records of RFC 4180 CSV with the line each starts on; blank lines are skipped.
     static func parse(_ text: String, path: String) throws -> [Row] {
-        var rows: [Row] = []
-        var field = ""
-        var values: [String] = []
-        var quoted = false
-        var wasQuoted = false
-        var line = 1
-        var rowLine = 1
-        var scalars = text.unicodeScalars.makeIterator()
-        var pending: Unicode.Scalar? = nil
-        func endRow() {
-            values.append(field)
-            if !(values.count == 1 && values[0].isEmpty && !wasQuoted) {
-                rows.append(Row(values: values, line: rowLine))
+        var reader = CSVReader(text)
+        while let scalar = reader.next() {
+            if reader.quoted {
+                reader.readQuoted(scalar)
+            } else if !reader.readUnquoted(scalar) {
+                throw Failure(message: "\(path) line \(reader.line): a quote inside an unquoted field")
             }
-            values = []
-            field = ""
-            wasQuoted = false
         }
-        while let scalar = pending ?? scalars.next() {
+        if reader.quoted { throw Failure(message: "\(path) line \(reader.rowLine): a quoted field is not closed") }
+        if !reader.field.isEmpty || !reader.values.isEmpty { reader.endRow() }
+        return reader.rows
+    }
+}
+
+/// Where `CSVManifest.parse` stands: the records so far, the record and field being read, and the line.
+private struct CSVReader {
+    var rows: [CSVManifest.Row] = []
+    var field = ""
+    var values: [String] = []
+    var quoted = false
+    var wasQuoted = false
+    var line = 1
+    var rowLine = 1
+    var scalars: String.UnicodeScalarView.Iterator
+    /// A character read ahead (after a closing quote or a CR) and not yet taken.
+    var pending: Unicode.Scalar? = nil
+
+    init(_ text: String) { scalars = text.unicodeScalars.makeIterator() }
+
+    mutating func next() -> Unicode.Scalar? {
+        if let scalar = pending {
             pending = nil
-            if quoted {
-                if scalar == "\"" {
-                    let next = scalars.next()
-                    if next == "\"" {
-                        field.unicodeScalars.append("\"")
-                    } else {
-                        quoted = false
-                        pending = next
-                    }
-                } else {
-                    if scalar == "\n" { line += 1 }
-                    field.unicodeScalars.append(scalar)
-                }
-                continue
-            }
-            switch scalar {
-            case "\"":
-                guard field.isEmpty else {
-                    throw Failure(message: "\(path) line \(line): a quote inside an unquoted field")
-                }
-                quoted = true
-                wasQuoted = true
-            case ",":
-                values.append(field)
-                field = ""
-            case "\r":
-                let next = scalars.next()
-                if next != "\n" { pending = next }
-                endRow()
-                line += 1
-                rowLine = line
-            case "\n":
-                endRow()
-                line += 1
-                rowLine = line
-            default:
-                field.unicodeScalars.append(scalar)
-            }
+            return scalar
         }
-        if quoted { throw Failure(message: "\(path) line \(rowLine): a quoted field is not closed") }
-        if !field.isEmpty || !values.isEmpty { endRow() }
-        return rows
+        return scalars.next()
+    }
+
+    /// Inside quotes: `""` is a quote, a lone `"` closes the field, anything else (line breaks too) is text.
+    mutating func readQuoted(_ scalar: Unicode.Scalar) {
+        if scalar == "\"" {
+            let next = scalars.next()
+            if next == "\"" {
+                field.unicodeScalars.append("\"")
+            } else {
+                quoted = false
+                pending = next
+            }
+        } else {
+            if scalar == "\n" { line += 1 }
+            field.unicodeScalars.append(scalar)
+        }
+    }
+
+    /// Outside quotes; false for a quote inside an unquoted field.
+    mutating func readUnquoted(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "\"":
+            guard field.isEmpty else { return false }
+            quoted = true
+            wasQuoted = true
+        case ",":
+            values.append(field)
+            field = ""
+        case "\r":
+            let next = scalars.next()
+            if next != "\n" { pending = next }
+            endLine()
+        case "\n":
+            endLine()
+        default:
+            field.unicodeScalars.append(scalar)
+        }
+        return true
+    }
+
+    mutating func endLine() {
+        endRow()
+        line += 1
+        rowLine = line
+    }
+
+    /// Ends the record; a blank line (one empty unquoted field) is no record.
+    mutating func endRow() {
+        values.append(field)
+        if !(values.count == 1 && values[0].isEmpty && !wasQuoted) {
+            rows.append(CSVManifest.Row(values: values, line: rowLine))
+        }
+        values = []
+        field = ""
+        wasQuoted = false
     }
 }

@@ -131,22 +131,7 @@ public struct RequestStage: Stage {
         {
             return .proceed
         }
-        let method = options.method.uppercased()
-        var request = HTTPRequest(method: method, url: try options.url.render(scope))
-        request.headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
-        let hasHeader = { (name: String) in
-            request.headers.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-        }
-        if !hasHeader("Accept") { request.headers.append(("Accept", "application/json")) }
-        if let json = options.json {
-            request.body = .bytes(Array(try json.render(scope).serialized().utf8))
-            if !hasHeader("Content-Type") { request.headers.append(("Content-Type", "application/json")) }
-        }
-        request.timeout = options.timeout.seconds
-        options.network.apply(to: &request)
-        // A call checked by `verify:` is never re-sent by libcurl on its own (see `freshConnection`).
-        request.freshConnection = options.verify != nil
-
+        let request = try makeRequest(scope)
         var exchange = Exchange(
             stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
             logger: context.logger, timings: context.timings)
@@ -166,53 +151,92 @@ public struct RequestStage: Stage {
         // A 409 counted as done: the server already has this call (a repeat after a crash or a lost answer).
         let alreadyDone = !expected && response.status == 409 && options.onConflict == .done
         if !expected && !alreadyDone {
-            let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
-            // A 409 to a call that may have been made before (a killed run's, or an attempt whose answer was
-            // lost) can be the server refusing that very call's repeat: skipping would leave the file journaled
-            // as handled with nothing sent, so it fails and a later run asks again.
-            let echo = response.status == 409 && (context.mayHaveRunBefore || outcome.attempts > 1)
-            if response.status == 409 && options.onConflict == .skip && !echo {
-                return .skip(reason: "\(ServerMessage.statusLine(409))\(said)")
-            }
-            let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
-            let why =
-                echo && options.onConflict == .skip
-                ? "; an earlier attempt at this call (a run killed mid-call, or an answer lost) may be what the "
-                    + "server refers to, so the file is failed rather than skipped: run again once that is settled "
-                    + "(a backend that hands out one ticket per resource may refuse another until the first expires)"
-                : ""
-            throw ItemFailed(
-                stage: Self.name, rule: "status",
-                message: "\(method) \(Redaction.url(request.url)) answered \(ServerMessage.statusLine(response.status))"
-                    + "\(attempts)\(said)\(why)",
-                expected: options.expect.map { $0.map(String.init).joined(separator: ", ") } ?? "2xx",
-                actual: String(response.status))
+            return try unexpectedStatus(outcome, to: request, context: context)
         }
         if alreadyDone {
             let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
             item.addNote("already done: the server answered \(ServerMessage.statusLine(409))\(said)")
         }
         if let name = context.resultName {
-            let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
-            if text.isEmpty || (alreadyDone && (try? JSONValue.parse(response.body)) == nil) {
-                // A 409 that counts as done may explain itself in plain text: its status is the answer kept.
-                item.facts[name] = .object(["status": .int(Int64(response.status))])
-            } else if let value = try? JSONValue.parse(response.body) {
-                // Templates read the answer as sent; reports get a copy without signatures and tokens.
-                item.templateValues["result:" + name] = value
-                item.facts[name] = Redaction.json(value)
-            } else {
-                throw ItemFailed(
-                    stage: Self.name, rule: "response",
-                    message: "\(method) \(Redaction.url(request.url)) answered \(response.status) with a body that is "
-                        + "not JSON (saved as '\(name)' for later templates)",
-                    actual: String(Redaction.text(text).prefix(120)))
-            }
+            try keepAnswer(response, to: request, as: name, alreadyDone: alreadyDone, on: item)
         }
         if !options.report.isEmpty {
             recordReportFields(from: (try? JSONValue.parse(response.body)).map(Redaction.json) ?? .null, on: item)
         }
         return .proceed
+    }
+
+    /// The call as the options and the file's values make it: `Accept` and (for `json:`) `Content-Type` unless the
+    /// headers set them.
+    private func makeRequest(_ scope: TemplateScope) throws -> HTTPRequest {
+        var request = HTTPRequest(method: options.method.uppercased(), url: try options.url.render(scope))
+        request.headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
+        let hasHeader = { (name: String) in
+            request.headers.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        }
+        if !hasHeader("Accept") { request.headers.append(("Accept", "application/json")) }
+        if let json = options.json {
+            request.body = .bytes(Array(try json.render(scope).serialized().utf8))
+            if !hasHeader("Content-Type") { request.headers.append(("Content-Type", "application/json")) }
+        }
+        request.timeout = options.timeout.seconds
+        options.network.apply(to: &request)
+        // A call checked by `verify:` is never re-sent by libcurl on its own (see `freshConnection`).
+        request.freshConnection = options.verify != nil
+        return request
+    }
+
+    /// A status `expect:` does not allow: a 409 with `on_conflict: skip` skips the file, unless the call may be a
+    /// repeat; anything else fails it.
+    private func unexpectedStatus(_ outcome: Exchange.Outcome, to request: HTTPRequest, context: StageContext) throws
+        -> StageOutcome
+    {
+        let response = outcome.response
+        let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
+        // A 409 to a call that may have been made before (a killed run's, or an attempt whose answer was
+        // lost) can be the server refusing that very call's repeat: skipping would leave the file journaled
+        // as handled with nothing sent, so it fails and a later run asks again.
+        let echo = response.status == 409 && (context.mayHaveRunBefore || outcome.attempts > 1)
+        if response.status == 409 && options.onConflict == .skip && !echo {
+            return .skip(reason: "\(ServerMessage.statusLine(409))\(said)")
+        }
+        let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
+        let why =
+            echo && options.onConflict == .skip
+            ? "; an earlier attempt at this call (a run killed mid-call, or an answer lost) may be what the "
+                + "server refers to, so the file is failed rather than skipped: run again once that is settled "
+                + "(a backend that hands out one ticket per resource may refuse another until the first expires)"
+            : ""
+        throw ItemFailed(
+            stage: Self.name, rule: "status",
+            message:
+                "\(request.method) \(Redaction.url(request.url)) answered \(ServerMessage.statusLine(response.status))"
+                + "\(attempts)\(said)\(why)",
+            expected: options.expect.map { $0.map(String.init).joined(separator: ", ") } ?? "2xx",
+            actual: String(response.status))
+    }
+
+    /// Keeps the answer under the `as:` name: as sent for templates, redacted for the reports; an empty answer (or
+    /// a plain-text one to a 409 counted as done) as its status. A body that is not JSON fails the file.
+    private func keepAnswer(
+        _ response: HTTPResponse, to request: HTTPRequest, as name: String, alreadyDone: Bool, on item: Item
+    ) throws {
+        let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty || (alreadyDone && (try? JSONValue.parse(response.body)) == nil) {
+            // A 409 that counts as done may explain itself in plain text: its status is the answer kept.
+            item.facts[name] = .object(["status": .int(Int64(response.status))])
+        } else if let value = try? JSONValue.parse(response.body) {
+            // Templates read the answer as sent; reports get a copy without signatures and tokens.
+            item.templateValues["result:" + name] = value
+            item.facts[name] = Redaction.json(value)
+        } else {
+            throw ItemFailed(
+                stage: Self.name, rule: "response",
+                message:
+                    "\(request.method) \(Redaction.url(request.url)) answered \(response.status) with a body that is "
+                    + "not JSON (saved as '\(name)' for later templates)",
+                actual: String(Redaction.text(text).prefix(120)))
+        }
     }
 
     /// Copies the `report:` fields of the (redacted) answer into the fact `report`, which the table prints; a field

@@ -14,7 +14,9 @@ public struct ValidateStage: Stage {
             ]
         }
         public func validate(at node: ConfigNode) throws {
-            if let min, let max, min > max { throw node.error("duration.min (\(min)) is greater than duration.max (\(max))") }
+            if let min, let max, min > max {
+                throw node.error("duration.min (\(min)) is greater than duration.max (\(max))")
+            }
         }
     }
 
@@ -49,9 +51,11 @@ public struct ValidateStage: Stage {
                     doc: "Allowed duration `{min, max}`, read from the container (never a full decode)."),
                 OptionField(
                     "containers", \.containers,
-                    doc: "Allowed containers: FFmpeg demuxer names (`mov`, `mp4`, `m4a`, `matroska`, `wav`, `mp3`) or content kinds (`quicktime`, `jpeg`, `png`, `heif`)."
+                    doc:
+                        "Allowed containers: FFmpeg demuxer names (`mov`, `mp4`, `m4a`, `matroska`, `wav`, `mp3`) or content kinds (`quicktime`, `jpeg`, `png`, `heif`)."
                 ),
-                OptionField("video_codecs", \.videoCodecs, doc: "Allowed video codecs, ffprobe names (`h264`, `hevc`)."),
+                OptionField(
+                    "video_codecs", \.videoCodecs, doc: "Allowed video codecs, ffprobe names (`h264`, `hevc`)."),
                 OptionField("audio_codecs", \.audioCodecs, doc: "Allowed audio codecs, ffprobe names (`aac`, `mp3`)."),
                 OptionField(
                     "max_width", \.maxWidth, range: 1...Int(Int32.max),
@@ -92,50 +96,27 @@ public struct ValidateStage: Stage {
         self.options = options
     }
 
+    /// Records one broken rule: its name, the message, what was expected and what the file has.
+    private typealias Fail = (_ rule: String, _ message: String, _ expected: String?, _ actual: String?) -> Void
+
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         var failures: [RuleFailure] = []
         func fail(_ rule: String, _ message: String, expected: String? = nil, actual: String? = nil) {
-            failures.append(RuleFailure(stage: Self.name, rule: rule, message: message, expected: expected, actual: actual))
+            failures.append(
+                RuleFailure(stage: Self.name, rule: rule, message: message, expected: expected, actual: actual))
         }
 
         let ext = item.fileExtension
-        if let allowed = options.extensions {
-            let normalized = allowed.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) }
-            if !normalized.contains(ext) {
-                fail(
-                    "extensions", "extension \(ext.isEmpty ? "(none)" : "." + ext) is not allowed",
-                    expected: normalized.map { "." + $0 }.joined(separator: ", "), actual: ext.isEmpty ? "(none)" : "." + ext)
-            }
-        }
-
+        checkExtension(ext, fail: fail)
         let size = fileSize(item.artifact) ?? item.size
-        if size == 0 {
-            fail("min_bytes", "file is empty", expected: "more than 0 bytes", actual: "0 bytes")
-        } else if let minBytes = options.minBytes, size < minBytes.bytes {
-            fail(
-                "min_bytes", "file is smaller than \(minBytes)", expected: "≥ \(minBytes.bytes) bytes",
-                actual: "\(size) bytes")
-        }
-        if let maxBytes = options.maxBytes, size > maxBytes.bytes {
-            fail(
-                "max_bytes", "file is larger than \(maxBytes)", expected: "≤ \(maxBytes.bytes) bytes",
-                actual: "\(size) bytes (\(ByteSize.format(size)))")
-        }
+        checkSize(size, fail: fail)
 
         var contentMatches = true
         var isoMedia = false
         if options.sniff, size > 0 {
             let content = try Sniffer.sniff(path: item.artifact, stage: Self.name)
             isoMedia = [.quicktime, .mp4, .m4a].contains(content)
-            if let accepted = ContentKind.accepted(forExtension: ext), !accepted.contains(content) {
-                contentMatches = false
-                fail(
-                    "content", "content is \(content.displayName), extension says .\(ext)",
-                    expected: accepted.map(\.displayName).sorted().joined(separator: " or "), actual: content.displayName)
-            } else if content == .hlsPlaylist || content == .concatList {
-                contentMatches = false
-                fail("content", "content is \(content.displayName), which may reference other files", actual: content.displayName)
-            }
+            contentMatches = checkContent(content, ext: ext, fail: fail)
         }
 
         // Rules that need the container are checked only when the file is what it claims to be: probing a
@@ -157,20 +138,47 @@ public struct ValidateStage: Stage {
         return .proceed
     }
 
-    private func checkProbe(_ probe: ProbeResult, fail: (String, String, String?, String?) -> Void) {
-        if let limits = options.duration {
-            if let duration = probe.duration {
-                let shown = DurationValue(seconds: duration).description
-                if let min = limits.min, duration < min.seconds {
-                    fail("duration.min", "duration \(shown) is shorter than \(min)", "≥ \(min)", shown)
-                }
-                if let max = limits.max, duration > max.seconds {
-                    fail("duration.max", "duration \(shown) is longer than \(max)", "≤ \(max)", shown)
-                }
-            } else {
-                fail("duration", "the file has no duration", "a duration", "none")
-            }
+    private func checkExtension(_ ext: String, fail: Fail) {
+        guard let allowed = options.extensions else { return }
+        let normalized = allowed.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) }
+        if !normalized.contains(ext) {
+            fail(
+                "extensions", "extension \(ext.isEmpty ? "(none)" : "." + ext) is not allowed",
+                normalized.map { "." + $0 }.joined(separator: ", "), ext.isEmpty ? "(none)" : "." + ext)
         }
+    }
+
+    private func checkSize(_ size: Int64, fail: Fail) {
+        if size == 0 {
+            fail("min_bytes", "file is empty", "more than 0 bytes", "0 bytes")
+        } else if let minBytes = options.minBytes, size < minBytes.bytes {
+            fail("min_bytes", "file is smaller than \(minBytes)", "≥ \(minBytes.bytes) bytes", "\(size) bytes")
+        }
+        if let maxBytes = options.maxBytes, size > maxBytes.bytes {
+            fail(
+                "max_bytes", "file is larger than \(maxBytes)", "≤ \(maxBytes.bytes) bytes",
+                "\(size) bytes (\(ByteSize.format(size)))")
+        }
+    }
+
+    /// False when the bytes are not what the extension says, or a list that may reference other files.
+    private func checkContent(_ content: ContentKind, ext: String, fail: Fail) -> Bool {
+        if let accepted = ContentKind.accepted(forExtension: ext), !accepted.contains(content) {
+            fail(
+                "content", "content is \(content.displayName), extension says .\(ext)",
+                accepted.map(\.displayName).sorted().joined(separator: " or "), content.displayName)
+            return false
+        } else if content == .hlsPlaylist || content == .concatList {
+            fail(
+                "content", "content is \(content.displayName), which may reference other files", nil,
+                content.displayName)
+            return false
+        }
+        return true
+    }
+
+    private func checkProbe(_ probe: ProbeResult, fail: Fail) {
+        checkDuration(probe, fail: fail)
         if let containers = options.containers?.map({ $0.lowercased() }) {
             let names = Set(probe.formatName.split(separator: ",").map(String.init) + [probe.content.rawValue])
             if names.isDisjoint(with: containers) {
@@ -192,6 +200,26 @@ public struct ValidateStage: Stage {
                 }
             }
         }
+        checkDimensions(probe, fail: fail)
+        checkRequirements(probe, fail: fail)
+    }
+
+    private func checkDuration(_ probe: ProbeResult, fail: Fail) {
+        guard let limits = options.duration else { return }
+        guard let duration = probe.duration else {
+            fail("duration", "the file has no duration", "a duration", "none")
+            return
+        }
+        let shown = DurationValue(seconds: duration).description
+        if let min = limits.min, duration < min.seconds {
+            fail("duration.min", "duration \(shown) is shorter than \(min)", "≥ \(min)", shown)
+        }
+        if let max = limits.max, duration > max.seconds {
+            fail("duration.max", "duration \(shown) is longer than \(max)", "≤ \(max)", shown)
+        }
+    }
+
+    private func checkDimensions(_ probe: ProbeResult, fail: Fail) {
         if let (width, height) = displayedDimensions(probe) {
             let shown = "\(width)×\(height)"
             if let maxWidth = options.maxWidth, width > maxWidth {
@@ -201,7 +229,9 @@ public struct ValidateStage: Stage {
                 fail("max_height", "height \(height) is over \(maxHeight)", "≤ \(maxHeight)", shown)
             }
             if let maxPixels = options.maxPixels, width * height > maxPixels {
-                fail("max_pixels", "\(width * height) pixels is over \(maxPixels)", "≤ \(maxPixels)", "\(width * height) (\(shown))")
+                fail(
+                    "max_pixels", "\(width * height) pixels is over \(maxPixels)", "≤ \(maxPixels)",
+                    "\(width * height) (\(shown))")
             }
         } else if options.maxWidth != nil || options.maxHeight != nil || options.maxPixels != nil {
             if !probe.content.isImage && probe.videoStreams.isEmpty {
@@ -210,6 +240,9 @@ public struct ValidateStage: Stage {
                 fail("dimensions", "the dimensions could not be read", "width and height", "none")
             }
         }
+    }
+
+    private func checkRequirements(_ probe: ProbeResult, fail: Fail) {
         for requirement in options.require {
             switch requirement {
             case .audio where probe.audioStreams.isEmpty:
@@ -224,14 +257,17 @@ public struct ValidateStage: Stage {
     }
 
     private func streamSummary(_ probe: ProbeResult) -> String {
-        probe.streams.isEmpty ? "none" : probe.streams.map { "\($0.codecType) (\($0.codecName ?? "?"))" }.joined(separator: ", ")
+        probe.streams.isEmpty
+            ? "none" : probe.streams.map { "\($0.codecType) (\($0.codecName ?? "?"))" }.joined(separator: ", ")
     }
 
     /// Width and height as a viewer shows them: swapped for a ±90° display matrix or EXIF orientation 5–8.
     private func displayedDimensions(_ probe: ProbeResult) -> (Int, Int)? {
         guard let (width, height) = probe.dimensions else { return nil }
         if let image = probe.image { return image.orientation >= 5 ? (height, width) : (width, height) }
-        if let rotation = probe.videoStreams.first?.rotation, abs(abs(rotation).truncatingRemainder(dividingBy: 180) - 90) < 1 {
+        if let rotation = probe.videoStreams.first?.rotation,
+            abs(abs(rotation).truncatingRemainder(dividingBy: 180) - 90) < 1
+        {
             return (height, width)
         }
         return (width, height)

@@ -102,7 +102,6 @@ public struct VideoStage: Stage {
 
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let stage = Self.name
-        let timeout = context.settings.probeTimeout
         let before = try context.probe(item, stage: stage)
         guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {
             throw ItemFailed(
@@ -119,66 +118,30 @@ public struct VideoStage: Stage {
         let target = Self.fit(
             width: width, height: height, maxWidth: options.maxWidth, maxHeight: options.maxHeight,
             swapped: quarterTurn)
-        let fitsSize = target.width == width && target.height == height
-        let fitsRate = options.maxFPS.map { (video.frameRate ?? 0) <= $0 + 0.01 } ?? true
-        let fitsBitRate =
-            options.bitrate.map { limit in (video.bitRate ?? Int64.max) <= Int64(Double(limit.bitsPerSecond) * 1.15) }
-            ?? true
-        let videoComplies = video.codecName == "h264" && fitsSize && fitsRate && fitsBitRate
-        let audioComplies = audio.map { $0.codecName == "aac" } ?? true
+        let copy = streamsToCopy(video: video, audio: audio, fitsSize: target.width == width && target.height == height)
+        let videoPlan: VideoPlan = copy.video ? .copy : videoEncoding(video, width: target.width, height: target.height)
+        let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
 
-        let copyVideo: Bool
-        let copyAudio: Bool
-        switch options.mode {
-        case .remux: (copyVideo, copyAudio) = (true, true)
-        case .transcode: (copyVideo, copyAudio) = (false, false)
-        case .auto: (copyVideo, copyAudio) = (videoComplies, audioComplies)
+        let outputPath = try MediaStageSupport.outputPath(
+            for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
+        let (stats, after) = try MediaStageSupport.transcode(
+            item, probe: before, to: outputPath, stage: stage, context: context
+        ) { input in
+            TranscodePlan(
+                container: options.container == .mov ? .mov : .mp4, faststart: true, video: (video.index, videoPlan),
+                audio: audioPlan, skipDecodeErrors: options.onDecodeError == .skip,
+                metadata: MediaStageSupport.carriedMetadata(input))
         }
-
-        var frameRate = (num: Int32(30), den: Int32(1))
-        // A header can claim any rate; only a plausible one is passed on as the encoder's rate-control hint.
-        if let rate = video.frameRate, rate > 0, rate <= 1000 {
-            let capped = min(rate, options.maxFPS ?? rate)
-            frameRate = (Int32((capped * 1000).rounded()), 1000)
-        }
-        let videoSettings = VideoEncoderSettings(
-            width: target.width, height: target.height, crf: options.crf, bitRate: options.bitrate?.bitsPerSecond,
-            preset: options.preset, frameRate: frameRate, x264Params: Self.x264Params)
-        let videoPlan: VideoPlan = copyVideo ? .copy : .encode(videoSettings, maxFrameRate: options.maxFPS)
-        var audioPlan: (stream: Int, plan: AudioPlan)?
-        if let audio {
-            let rate = audio.sampleRate.flatMap { AudioStage.aacSampleRates.contains($0) ? $0 : nil } ?? 48000
-            let settings = AudioEncoderSettings(
-                bitRate: options.audioBitrate.bitsPerSecond, channels: min(max(audio.channels ?? 2, 1), 2),
-                sampleRate: rate)
-            audioPlan = (audio.index, copyAudio ? .copy : .encode(settings))
-        }
-
-        let fileExtension = options.container.rawValue
-        let outputPath = WorkFolder.outputPath(
-            for: item, workDirectory: context.settings.workDirectory, stage: context.workFolderName(for: stage),
-            fileExtension: fileExtension)
-        guard outputPath != item.artifact, outputPath != item.path else {
-            throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")
-        }
-        let input = try MediaStageSupport.openInput(item.artifact, probe: before, stage: stage, timeout: timeout)
-        let plan = TranscodePlan(
-            container: options.container == .mov ? .mov : .mp4, faststart: true, video: (video.index, videoPlan),
-            audio: audioPlan, skipDecodeErrors: options.onDecodeError == .skip,
-            metadata: MediaStageSupport.carriedMetadata(input))
-        let stats = try MediaStageSupport.transcode(
-            input: input, plan: plan, outputPath: outputPath, stage: stage, context: context, size: before.size)
-        let after = try MediaStageSupport.probeOutput(outputPath, stage: stage, timeout: timeout)
 
         var fact = JSONObject()
         fact["path"] = .string(outputPath)
-        fact["action"] = .string(copyVideo && copyAudio ? "remuxed" : "transcoded")
-        fact["video"] = .string(copyVideo ? "copied" : "encoded")
-        fact["audio"] = .string(audio == nil ? "none" : copyAudio ? "copied" : "encoded")
+        fact["action"] = .string(copy.video && copy.audio ? "remuxed" : "transcoded")
+        fact["video"] = .string(copy.video ? "copied" : "encoded")
+        fact["audio"] = .string(audio == nil ? "none" : copy.audio ? "copied" : "encoded")
         fact["rotation"] = .string("kept as display matrix")
         fact["before"] = MediaStageSupport.describe(before)
         fact["after"] = MediaStageSupport.describe(after)
-        if !copyVideo {
+        if !copy.video {
             fact["crf"] = options.bitrate == nil ? .int(Int64(options.crf)) : .null
             fact["preset"] = .string(options.preset)
             fact["frames_encoded"] = .int(Int64(stats.videoFramesEncoded))
@@ -186,12 +149,51 @@ public struct VideoStage: Stage {
         } else {
             fact["packets_copied"] = .int(Int64(stats.packetsCopied))
         }
-        fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
-        if let first = stats.firstDecodeError { fact["first_decode_error"] = .string(first) }
-        WorkFolder.replaceArtifact(of: item, with: outputPath, workDirectory: context.settings.workDirectory)
-        item.probeResult = after
-        item.facts[context.resultName ?? stage] = .object(fact)
+        MediaStageSupport.finish(
+            item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
         return .proceed
+    }
+
+    /// Which streams are copied as they are: all of them for `remux`, none for `transcode`; for `auto` the ones
+    /// that already comply (H.264 within the size, frame-rate and bit-rate limits; AAC).
+    func streamsToCopy(video: StreamInfo, audio: StreamInfo?, fitsSize: Bool) -> (video: Bool, audio: Bool) {
+        switch options.mode {
+        case .remux: return (true, true)
+        case .transcode: return (false, false)
+        case .auto:
+            let fitsRate = options.maxFPS.map { (video.frameRate ?? 0) <= $0 + 0.01 } ?? true
+            let fitsBitRate =
+                options.bitrate.map { limit in
+                    (video.bitRate ?? Int64.max) <= Int64(Double(limit.bitsPerSecond) * 1.15)
+                } ?? true
+            let videoComplies = video.codecName == "h264" && fitsSize && fitsRate && fitsBitRate
+            let audioComplies = audio.map { $0.codecName == "aac" } ?? true
+            return (videoComplies, audioComplies)
+        }
+    }
+
+    /// How the video is encoded: x264 at the fitted size, with the source's frame rate (capped by `max_fps`) as
+    /// the rate-control hint.
+    func videoEncoding(_ video: StreamInfo, width: Int, height: Int) -> VideoPlan {
+        var frameRate = (num: Int32(30), den: Int32(1))
+        // A header can claim any rate; only a plausible one is passed on as the encoder's rate-control hint.
+        if let rate = video.frameRate, rate > 0, rate <= 1000 {
+            let capped = min(rate, options.maxFPS ?? rate)
+            frameRate = (Int32((capped * 1000).rounded()), 1000)
+        }
+        let settings = VideoEncoderSettings(
+            width: width, height: height, crf: options.crf, bitRate: options.bitrate?.bitsPerSecond,
+            preset: options.preset, frameRate: frameRate, x264Params: Self.x264Params)
+        return .encode(settings, maxFrameRate: options.maxFPS)
+    }
+
+    /// How the audio is encoded: AAC at `audio_bitrate`, mono or stereo, at the source's rate when AAC takes it.
+    func audioEncoding(_ audio: StreamInfo) -> AudioPlan {
+        let rate = audio.sampleRate.flatMap { AudioStage.aacSampleRates.contains($0) ? $0 : nil } ?? 48000
+        return .encode(
+            AudioEncoderSettings(
+                bitRate: options.audioBitrate.bitsPerSecond, channels: min(max(audio.channels ?? 2, 1), 2),
+                sampleRate: rate))
     }
 
     /// The coded size that fits the limits in the displayed orientation (`swapped`: a quarter turn), keeping the

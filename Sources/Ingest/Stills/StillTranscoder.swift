@@ -32,23 +32,16 @@ struct StillTranscoder {
         var originalBytes: [UInt8]?
     }
 
+    /// The bytes written for one file and the file sent: the re-encode, or the original (rewritten or as it is).
+    private struct Output {
+        var chunks: [[UInt8]]
+        var artifact: String
+        var bytes: Int64
+        var keptOriginal = false
+    }
+
     func transcode(path: String, outputPath: String) throws -> StillTranscodeResult {
-        let kind: ContentKind
-        do {
-            kind = try Sniffer.sniff(path: path)
-        } catch let error as ProbeError {
-            throw fail("unreadable", error.message)
-        }
-        let source: Source
-        switch kind {
-        case .jpeg: source = try loadJPEG(path)
-        case .png: source = try loadPNG(path)
-        case .heif: source = try loadHEIF(path)
-        default:
-            throw fail(
-                "unsupported", "content is \(kind.displayName); the jpeg stage takes JPEG, PNG and HEIC/HEIF",
-                expected: "JPEG, PNG or HEIC/HEIF", actual: kind.displayName)
-        }
+        let source = try load(path)
         let before = fileSize(path) ?? Int64(source.originalBytes?.count ?? 0)
 
         let (width, height) = targetSize(source.width, source.height)
@@ -73,62 +66,72 @@ struct StillTranscoder {
             throw fail("encode", "TurboJPEG could not encode: \(error.description)")
         }
         let metadata = metadataSegments(source, rebuildEXIF: rotated || resized, width: finalWidth, height: finalHeight)
-        var chunks = JPEGSegments.inserting(metadata, into: encoded)
-        var after = Int64(chunks.reduce(0) { $0 + $1.count })
+        let chunks = JPEGSegments.inserting(metadata, into: encoded)
+        var output = Output(chunks: chunks, artifact: outputPath, bytes: Int64(chunks.reduce(0) { $0 + $1.count }))
+        if !resized, !rotated { output = keepingOriginal(output, before: before, source: source, path: path) }
 
-        // min_savings: only when the original could stand in for the result (same pixels, same format).
-        var keptOriginal = false
-        var artifact = outputPath
-        if let minSavings = options.minSavings, source.format == .jpeg, !resized, !rotated,
-            let original = source.originalBytes, let segments = source.segments,
-            Double(after) > Double(before) * (1 - minSavings.fraction)
-        {
-            keptOriginal = true
-            let rewritten = rewriteMetadata(original, segments: segments, source: source)
-            if rewritten.reduce(0, { $0 + $1.count }) == original.count && rewritten.joined().elementsEqual(original) {
-                artifact = path
-                chunks = []
-            } else {
-                chunks = rewritten
-            }
-            after = Int64(chunks.isEmpty ? original.count : chunks.reduce(0) { $0 + $1.count })
-        }
-
-        if !chunks.isEmpty { try write(chunks, to: outputPath) }
+        if !output.chunks.isEmpty { try write(output.chunks, to: outputPath) }
 
         var fact = JSONObject()
-        fact["path"] = .string(artifact)
+        fact["path"] = .string(output.artifact)
         fact["before_bytes"] = .int(before)
-        fact["after_bytes"] = .int(after)
-        fact["width"] = .int(Int64(keptOriginal ? source.width : finalWidth))
-        fact["height"] = .int(Int64(keptOriginal ? source.height : finalHeight))
+        fact["after_bytes"] = .int(output.bytes)
+        fact["width"] = .int(Int64(output.keptOriginal ? source.width : finalWidth))
+        fact["height"] = .int(Int64(output.keptOriginal ? source.height : finalHeight))
         fact["source_format"] = .string(source.format.rawValue)
         fact["source_width"] = .int(Int64(source.width))
         fact["source_height"] = .int(Int64(source.height))
         fact["orientation_applied"] = .int(Int64(source.orientation))
         fact["resized"] = .bool(resized)
-        fact["kept_original"] = .bool(keptOriginal)
+        fact["kept_original"] = .bool(output.keptOriginal)
         fact["quality"] = .int(Int64(options.quality.libjpeg))
         fact["subsampling"] = .string(planes.subsamplingName)
         fact["metadata"] = .string(options.metadata.rawValue)
-        return StillTranscodeResult(artifact: artifact, fact: fact)
+        return StillTranscodeResult(artifact: output.artifact, fact: fact)
+    }
+
+    /// `min_savings`: when the re-encode saves too little, the original stands in for it — only a JPEG neither
+    /// resized nor turned (same pixels, same format). Its metadata is rewritten as the options say; when that
+    /// changes nothing, nothing is written and the input itself is sent.
+    private func keepingOriginal(_ encoded: Output, before: Int64, source: Source, path: String) -> Output {
+        guard let minSavings = options.minSavings, source.format == .jpeg, let original = source.originalBytes,
+            let segments = source.segments, Double(encoded.bytes) > Double(before) * (1 - minSavings.fraction)
+        else { return encoded }
+        var output = Output(chunks: [], artifact: encoded.artifact, bytes: 0, keptOriginal: true)
+        let rewritten = rewriteMetadata(original, segments: segments, source: source)
+        if rewritten.reduce(0, { $0 + $1.count }) == original.count && rewritten.joined().elementsEqual(original) {
+            output.artifact = path
+        } else {
+            output.chunks = rewritten
+        }
+        output.bytes = Int64(output.chunks.isEmpty ? original.count : output.chunks.reduce(0) { $0 + $1.count })
+        return output
     }
 
     // MARK: - Decoding
 
+    /// Reads and decodes the file by what its bytes are (not its extension): JPEG, PNG or HEIF.
+    private func load(_ path: String) throws -> Source {
+        let kind: ContentKind
+        do {
+            kind = try Sniffer.sniff(path: path)
+        } catch let error as ProbeError {
+            throw fail("unreadable", error.message)
+        }
+        switch kind {
+        case .jpeg: return try loadJPEG(path)
+        case .png: return try loadPNG(path)
+        case .heif: return try loadHEIF(path)
+        default:
+            throw fail(
+                "unsupported", "content is \(kind.displayName); the jpeg stage takes JPEG, PNG and HEIC/HEIF",
+                expected: "JPEG, PNG or HEIC/HEIF", actual: kind.displayName)
+        }
+    }
+
     private func loadJPEG(_ path: String) throws -> Source {
         let bytes = try readWhole(path)
-        let segments: JPEGSegments
-        do {
-            segments = try JPEGSegments.parse(bytes)
-        } catch let error as JPEGSegments.ParseError {
-            switch error {
-            case .notJPEG: throw fail("corrupt", "not a JPEG: no SOI marker")
-            case .truncated(let offset):
-                throw fail("corrupt", "JPEG is truncated before its image data (at byte \(offset) of \(bytes.count))")
-            case .badMarker(let offset): throw fail("corrupt", "JPEG marker structure is broken at byte \(offset)")
-            }
-        }
+        let segments = try parseSegments(bytes)
         // The SOF size first, from our own parse: the bomb check needs no library at all.
         if let width = segments.frameWidth, let height = segments.frameHeight { try checkPixels(width, height) }
         let decompressor = try TurboJPEGDecompressor()
@@ -147,20 +150,8 @@ struct StillTranscoder {
         let exif = segments.exif.flatMap { ExifData(blob: $0) }
         let orientation = exif?.orientation ?? 1
 
-        // Let the IDCT do the bulk of a large reduction (1/2, 1/4, 1/8), swscale the rest.
         let (width, height) = targetSize(header.width, header.height)
-        var decodeSize = (header.width, header.height)
-        if width < header.width || height < header.height {
-            for denominator in [8, 4, 2] {
-                let scaled = (
-                    (header.width + denominator - 1) / denominator, (header.height + denominator - 1) / denominator
-                )
-                if scaled.0 >= width, scaled.1 >= height {
-                    decodeSize = scaled
-                    break
-                }
-            }
-        }
+        let decodeSize = scaledDecodeSize(header, toFit: (width, height))
         // Same size but another subsampling: go through RGB as djpeg | cjpeg do (libjpeg's chroma filters on both
         // sides). Otherwise stay in YCbCr: the planes go to the encoder (or to swscale) with no colour conversion.
         let convertThroughRGB =
@@ -180,6 +171,33 @@ struct StillTranscoder {
             format: .jpeg, image: image, width: header.width, height: header.height, orientation: orientation,
             exif: exif, exifPayload: segments.exif, segments: segments, iccProfile: segments.iccProfile,
             originalBytes: bytes)
+    }
+
+    /// The JPEG's marker segments, a broken structure failed as `corrupt` with where it broke.
+    private func parseSegments(_ bytes: [UInt8]) throws -> JPEGSegments {
+        do {
+            return try JPEGSegments.parse(bytes)
+        } catch let error as JPEGSegments.ParseError {
+            switch error {
+            case .notJPEG: throw fail("corrupt", "not a JPEG: no SOI marker")
+            case .truncated(let offset):
+                throw fail("corrupt", "JPEG is truncated before its image data (at byte \(offset) of \(bytes.count))")
+            case .badMarker(let offset): throw fail("corrupt", "JPEG marker structure is broken at byte \(offset)")
+            }
+        }
+    }
+
+    /// The size to decode at: let the IDCT do the bulk of a large reduction (1/2, 1/4, 1/8) and swscale the rest,
+    /// never below the target.
+    private func scaledDecodeSize(_ header: JPEGHeader, toFit target: (Int, Int)) -> (Int, Int) {
+        guard target.0 < header.width || target.1 < header.height else { return (header.width, header.height) }
+        for denominator in [8, 4, 2] {
+            let scaled = (
+                (header.width + denominator - 1) / denominator, (header.height + denominator - 1) / denominator
+            )
+            if scaled.0 >= target.0, scaled.1 >= target.1 { return scaled }
+        }
+        return (header.width, header.height)
     }
 
     private func loadPNG(_ path: String) throws -> Source {

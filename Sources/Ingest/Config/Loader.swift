@@ -244,7 +244,8 @@ extension Pipeline {
         let relevant = decodingErrors.filter { error in !(error.location.map(echoes.contains) ?? false) }
         var errors: [PipelineFileError] = []
         // A missing variable in a YAML anchor is met once per alias: say it once.
-        for error in (document.errors + relevant + templateErrors).sortedByLocation() where !errors.contains(error) {
+        for error in (document.errors + relevant + templateErrors).sortedByLocation(\.location)
+        where !errors.contains(error) {
             errors.append(error)
         }
         guard errors.isEmpty else {
@@ -313,17 +314,7 @@ extension ConfigDocument {
             guard !excused.isEmpty, case .mapping(let stage) = item.kind else { continue }
             let removed = errors.filter { $0.location.map(excused.contains) ?? false }
             errors.removeAll { $0.location.map(excused.contains) ?? false }
-            let errorsOfStage: [PipelineFileError]
-            do {
-                _ = try ConfiguredStage(item: item)
-                continue
-            } catch let error as PipelineFileError {
-                errorsOfStage = [error]
-            } catch let error as PipelineFileErrors {
-                errorsOfStage = error.errors
-            } catch {
-                continue
-            }
+            guard let errorsOfStage = Self.decodingErrors(of: item) else { continue }
             // Lint: a value the stage cannot be built without (a number written `${N}`) stays an error.
             let needed = Set(errorsOfStage.compactMap(\.location)).intersection(excused)
             if allStages, !needed.isEmpty {
@@ -335,19 +326,38 @@ extension ConfigDocument {
                 error.location.map { excused.contains($0) || $0 == optionsAt } ?? false
             }
             guard onlyExcused else { continue }
-            // Decoding keeps the list's order and count; the stand-in is dropped again afterwards.
-            items[index] = ConfigNode(
-                .mapping([
-                    (
-                        key: ConfigNode(.scalar(ProbeStage.name, plain: true), at: stage[0].key.location),
-                        value: ConfigNode(.scalar("", plain: true), at: optionsAt)
-                    )
-                ]), at: item.location)
+            items[index] = Self.standIn(for: item, key: stage[0].key, optionsAt: optionsAt)
             leftOut.append(index)
         }
         pairs[stagesAt].value = ConfigNode(.sequence(items), at: pairs[stagesAt].value.location)
         root = ConfigNode(.mapping(pairs), at: root.location)
         return leftOut
+    }
+
+    /// The errors building the stage from `item` gives; nil when it builds (or fails in another way).
+    private static func decodingErrors(of item: ConfigNode) -> [PipelineFileError]? {
+        do {
+            _ = try ConfiguredStage(item: item)
+            return nil
+        } catch let error as PipelineFileError {
+            return [error]
+        } catch let error as PipelineFileErrors {
+            return error.errors
+        } catch {
+            return nil
+        }
+    }
+
+    /// A `probe` stage in place of an excused one: decoding keeps the list's order and count; the stand-in is
+    /// dropped again afterwards.
+    private static func standIn(for item: ConfigNode, key: ConfigNode, optionsAt: SourceLocation) -> ConfigNode {
+        ConfigNode(
+            .mapping([
+                (
+                    key: ConfigNode(.scalar(ProbeStage.name, plain: true), at: key.location),
+                    value: ConfigNode(.scalar("", plain: true), at: optionsAt)
+                )
+            ]), at: item.location)
     }
 }
 
@@ -367,12 +377,14 @@ extension ConfigNode {
     }
 }
 
-extension Array where Element == PipelineFileError {
-    /// File order (line, then column); errors without a place come first. Stable for equal places.
-    func sortedByLocation() -> [PipelineFileError] {
+extension Array {
+    /// File order (line, then column) of errors or lint issues; those without a place come first. Stable for equal
+    /// places.
+    func sortedByLocation(_ location: (Element) -> SourceLocation?) -> [Element] {
         enumerated().sorted { lhs, rhs in
-            let left = (lhs.element.location?.line ?? 0, lhs.element.location?.column ?? 0, lhs.offset)
-            let right = (rhs.element.location?.line ?? 0, rhs.element.location?.column ?? 0, rhs.offset)
+            let (leftPlace, rightPlace) = (location(lhs.element), location(rhs.element))
+            let left = (leftPlace?.line ?? 0, leftPlace?.column ?? 0, lhs.offset)
+            let right = (rightPlace?.line ?? 0, rightPlace?.column ?? 0, rhs.offset)
             return left < right
         }.map(\.element)
     }

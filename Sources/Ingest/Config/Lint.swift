@@ -57,9 +57,9 @@ extension Pipeline {
             PipelineLintIssue(severity: strict ? .error : .warning, location: $0.location, message: $0.message)
         }
         guard let pipeline = decoded.pipeline, let document = decoded.document, decoded.errors.isEmpty else {
-            return (unset + decoded.errors.map(PipelineLintIssue.init(error:))).sortedLintIssues()
+            return (unset + decoded.errors.map(PipelineLintIssue.init(error:))).sortedByLocation(\.location)
         }
-        return (unset + PipelineLinter(pipeline: pipeline, root: document.root).warnings()).sortedLintIssues()
+        return (unset + PipelineLinter(pipeline: pipeline, root: document.root).warnings()).sortedByLocation(\.location)
     }
 }
 
@@ -111,7 +111,7 @@ struct PipelineLinter {
                 }
             }
         }
-        return issues.sortedLintIssues()
+        return issues.sortedByLocation(\.location)
     }
 
     /// Each stage item's options node, in the order of `pipeline.stages` (the file loaded, so the shapes hold).
@@ -154,15 +154,5 @@ struct PipelineLinter {
         case .sequence(let items): return items.flatMap(templateRoots(in:))
         case .mapping(let pairs): return pairs.flatMap { templateRoots(in: $0.value) }
         }
-    }
-}
-
-extension Array where Element == PipelineLintIssue {
-    func sortedLintIssues() -> [PipelineLintIssue] {
-        enumerated().sorted { lhs, rhs in
-            let left = (lhs.element.location?.line ?? 0, lhs.element.location?.column ?? 0, lhs.offset)
-            let right = (rhs.element.location?.line ?? 0, rhs.element.location?.column ?? 0, rhs.offset)
-            return left < right
-        }.map(\.element)
     }
 }

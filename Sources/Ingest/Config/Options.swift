@@ -94,24 +94,20 @@ public struct OptionField<Root> {
         _ name: String, _ keyPath: WritableKeyPath<Root, Value>, doc: String, required: Bool = false,
         default defaultText: String? = nil
     ) {
-        self.name = name
-        self.doc = doc
-        self.required = required
-        self.defaultText = defaultText
-        self.valueSchema = Value.schemaWithDefaultRange
-        self.assign = { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) }
+        self.init(
+            name: name, doc: doc, required: required, defaultText: defaultText,
+            valueSchema: Value.schemaWithDefaultRange,
+            assign: { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) })
     }
 
     public init<Value: OptionValue>(
         _ name: String, _ keyPath: WritableKeyPath<Root, Value?>, doc: String, required: Bool = false,
         default defaultText: String? = nil
     ) {
-        self.name = name
-        self.doc = doc
-        self.required = required
-        self.defaultText = defaultText
-        self.valueSchema = Value.schemaWithDefaultRange
-        self.assign = { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) }
+        self.init(
+            name: name, doc: doc, required: required, defaultText: defaultText,
+            valueSchema: Value.schemaWithDefaultRange,
+            assign: { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) })
     }
 }
 

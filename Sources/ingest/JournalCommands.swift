@@ -18,7 +18,7 @@ struct JournalLocation: ParsableArguments {
     /// Opens the journal for reading only: a run may be writing it at the same time.
     func open() throws -> any JournalStore {
         if let journal, PostgresJournal.isURL(journal) { return try PostgresJournal(url: journal, writer: false) }
-        return try Journal(
+        return try SQLiteJournal(
             path: journal ?? JournalOptions.defaultPath(workDirectory: workDir), writer: false, create: false)
     }
 }

@@ -29,7 +29,7 @@ enum JournalFile {
             try {
                 let database = try Database(path: temporary, create: false)
                 try database.execute("PRAGMA journal_mode=WAL")
-                try Journal.createSchema(database)
+                try SQLiteJournal.createSchema(database)
             }()
         } catch let error as SQLiteError {
             throw JournalError("cannot create the journal \(path): \(error.message)")
@@ -117,14 +117,14 @@ enum JournalFile {
         guard let version else {
             throw JournalError("the journal \(path) does not say its format (no schema version); it is damaged")
         }
-        guard version == Journal.schemaVersion else {
+        guard version == SQLiteJournal.schemaVersion else {
             throw JournalError(
-                "the journal \(path) has format \(version); this ingest reads format \(Journal.schemaVersion)")
+                "the journal \(path) has format \(version); this ingest reads format \(SQLiteJournal.schemaVersion)")
         }
     }
 }
 
-extension Journal {
+extension SQLiteJournal {
     /// The tables, in one transaction: a kill leaves all of the schema or none of it.
     static func createSchema(_ database: Database) throws(SQLiteError) {
         try database.execute(

@@ -315,14 +315,14 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
     public func record(root: String, relativePath: String) throws -> JournalRecord? {
         try withConnection { connection in
             try connection.execute(
-                "SELECT \(Journal.recordColumns) FROM ingest_files WHERE root = $1 AND relative_path = $2",
+                "SELECT \(SQLiteJournal.recordColumns) FROM ingest_files WHERE root = $1 AND relative_path = $2",
                 [root, relativePath]
             ).first.map(PostgresJournal.record(from:))
         }
     }
 
     static func record(from row: [String?]) -> JournalRecord {
-        Journal.record(from: row.map { $0.map(SQLiteValue.text) ?? .null })
+        SQLiteJournal.record(from: row.map { $0.map(SQLiteValue.text) ?? .null })
     }
 
     public func forEachRecord(_ body: (JournalRecord) throws -> Void) throws {
@@ -332,7 +332,7 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
             let page: [[String?]] = try withConnection { connection in
                 try connection.execute(
                     """
-                    SELECT \(Journal.recordColumns) FROM ingest_files
+                    SELECT \(SQLiteJournal.recordColumns) FROM ingest_files
                     WHERE $1::text IS NULL OR (root, relative_path) > ($1, $2)
                     ORDER BY root, relative_path LIMIT 1000
                     """, [after?.0, after?.1 ?? ""])
@@ -364,7 +364,8 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
                 JournalStage(
                     position: Int(row[0] ?? "") ?? 0, name: row[1] ?? "",
                     status: row[2].flatMap(JournalStage.Status.init(rawValue:)) ?? .started,
-                    attempts: Int(row[3] ?? "") ?? 0, outputs: Journal.object(row[4].map(SQLiteValue.text) ?? .null),
+                    attempts: Int(row[3] ?? "") ?? 0,
+                    outputs: SQLiteJournal.object(row[4].map(SQLiteValue.text) ?? .null),
                     error: row[5])
             }
         }
@@ -469,13 +470,14 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
     }
 
     private func upsert(
-        _ connection: PostgresConnection, _ start: Journal.Start, state: JournalState, countAttempt: Bool,
+        _ connection: PostgresConnection, _ start: JournalStart, state: JournalState, countAttempt: Bool,
         failures: String? = nil, reason: String? = nil, facts: String? = nil
     ) throws -> Int64 {
         let values: [String?] = [
             start.root, start.relativePath, start.path, String(start.size), String(start.modified),
             String(Int64(bitPattern: start.inode)), start.sha256, start.pipeline, start.configHash,
-            Journal.json(start.templateValues), state == .failed ? nil : start.dedupeKey, runID, String(Journal.now),
+            SQLiteJournal.json(start.templateValues), state == .failed ? nil : start.dedupeKey, runID,
+            String(SQLiteJournal.now),
             start.keepStages ? "1" : "0", state.rawValue, countAttempt ? "1" : "0", failures, reason, facts,
         ]
         let rows = try connection.execute(
@@ -494,7 +496,7 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
         return Int64(rows.first?.first.flatMap { $0 } ?? "") ?? 0
     }
 
-    public func begin(_ start: Journal.Start) throws -> Int64 {
+    public func begin(_ start: JournalStart) throws -> Int64 {
         try transaction { connection in
             let id = try upsert(connection, start, state: .running, countAttempt: true)
             if !start.keepStages, start.existingID != nil {
@@ -505,12 +507,12 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
     }
 
     public func finish(
-        _ start: Journal.Start, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
+        _ start: JournalStart, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
         facts: JSONObject
     ) throws {
         if state == .failed, let key = start.dedupeKey, id == nil { release(key: key) }
         let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
-        let factsText = Journal.json(facts)
+        let factsText = SQLiteJournal.json(facts)
         let leased = takeHeld(start.root, start.relativePath)
         try transaction { connection in
             if let id {
@@ -523,8 +525,9 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
                     WHERE id = $1
                     """,
                     [
-                        String(id), state.rawValue, failureText, reason, factsText, start.sha256, String(Journal.now),
-                        Journal.json(start.templateValues),
+                        String(id), state.rawValue, failureText, reason, factsText, start.sha256,
+                        String(SQLiteJournal.now),
+                        SQLiteJournal.json(start.templateValues),
                     ])
             } else {
                 let fileID = try upsert(
@@ -547,7 +550,7 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
                 VALUES ($1, $2, $3, 'started', 1, $4)
                 ON CONFLICT(file_id, position) DO UPDATE SET name = $3, status = 'started',
                     attempts = ingest_stages.attempts + 1, outputs = NULL, error = NULL, updated_at = $4
-                """, [String(fileID), String(position), name, String(Journal.now)])
+                """, [String(fileID), String(position), name, String(SQLiteJournal.now)])
             if barrier {
                 try connection.execute("UPDATE ingest_files SET side_effects = 1 WHERE id = $1", [String(fileID)])
             }
@@ -567,8 +570,8 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
                     updated_at = $7
                 """,
                 [
-                    String(fileID), String(position), name, status.rawValue, Journal.json(outputs), error,
-                    String(Journal.now),
+                    String(fileID), String(position), name, status.rawValue, SQLiteJournal.json(outputs), error,
+                    String(SQLiteJournal.now),
                 ])
         }
     }
@@ -591,7 +594,7 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
                 """,
                 [
                     root, relativePath, path, pipeline, configHash, state.rawValue, failureText, reason, duplicateOf,
-                    Journal.json(templateValues), runID, String(Journal.now),
+                    SQLiteJournal.json(templateValues), runID, String(SQLiteJournal.now),
                 ])
         }
     }

@@ -1,70 +1,6 @@
 import Foundation
 import IngestNative
 
-/// Where one input file stands in the journal.
-public enum JournalState: String, Sendable, CaseIterable {
-    /// Work started and has not finished: the run is going on, or it was killed.
-    case running
-    case done
-    case failed
-    case skipped
-}
-
-/// A journal that cannot be opened, read or written; the message keeps SQLite's own text.
-public struct JournalError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    /// True for SQLITE_FULL: the disk is full, the file fails cleanly and the next run continues.
-    public var isDiskFull = false
-    public init(_ message: String, isDiskFull: Bool = false) {
-        self.message = message
-        self.isDiskFull = isDiskFull
-    }
-    public var description: String { message }
-}
-
-/// What the journal knows of one input file.
-public struct JournalRecord: Sendable {
-    public var id: Int64
-    public var root: String
-    public var relativePath: String
-    /// The path as opened (what reports show).
-    public var path: String
-    public var size: Int64?
-    public var modified: Int64?
-    public var inode: UInt64?
-    public var sha256: String?
-    public var pipeline: String
-    public var configHash: String
-    public var state: JournalState
-    public var attempts: Int
-    public var failures: [RuleFailure]
-    public var reason: String?
-    public var facts: JSONObject
-    /// `uuid`, `date`: fixed for the file so a re-run names the same remote object.
-    public var templateValues: JSONObject
-    public var dedupeKey: String?
-    /// Set when the file was skipped as a duplicate; such skips are looked at again by the next run.
-    public var duplicateOf: String?
-    /// True once a stage that uses the network started: the outside world may have seen this file.
-    public var sideEffects: Bool
-    /// The run that wrote the row last (a live run's `running` rows are in progress, not interrupted).
-    public var runID: String? = nil
-}
-
-/// What the journal knows of one stage of one file.
-public struct JournalStage: Sendable, Equatable {
-    public enum Status: String, Sendable {
-        case started, done, failed, skipped
-    }
-    public var position: Int
-    public var name: String
-    public var status: Status
-    public var attempts: Int
-    /// The facts the stage added (its `as:` result, a transcoded artifact, a remote key, an ETag …).
-    public var outputs: JSONObject
-    public var error: String?
-}
-
 /// The batch journal: one SQLite file (`.ingest/journal.sqlite` by default, WAL mode) with a row per input file
 /// and a row per stage of it. A run reads it to skip files already done, and writes it as files go.
 ///
@@ -77,7 +13,7 @@ public struct JournalStage: Sendable, Equatable {
 /// dies). Thread-safe. Workers never wait on each other for the journal: lookups go through a pool of read
 /// connections (WAL readers do not block the writer), and the records of finished files are queued in memory and
 /// written as one transaction by whichever worker finds the batch due.
-public final class Journal: @unchecked Sendable {
+public final class SQLiteJournal: @unchecked Sendable {
     public let path: String
     private let database: Database
     private var writerLock: FileLock?
@@ -148,7 +84,7 @@ public final class Journal: @unchecked Sendable {
             try JournalFile.checkSchema(database, path: path)
             try database.execute(
                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
-                    + "PRAGMA journal_size_limit=\(Journal.walSizeLimit);")
+                    + "PRAGMA journal_size_limit=\(SQLiteJournal.walSizeLimit);")
         } catch let error as SQLiteError {
             throw JournalError("cannot open the journal \(path): \(error.message)")
         }
@@ -158,13 +94,6 @@ public final class Journal: @unchecked Sendable {
     deinit {
         backgroundWriter?.stop()
         if inTransaction { try? database.execute("COMMIT") }
-    }
-
-    /// The key the journal files a root under: absolute and tidied, so `media/` and `./media` are one root.
-    public static func canonicalRoot(_ root: String) -> String {
-        guard !root.isEmpty else { return "" }
-        let absolute = root.hasPrefix("/") ? root : FileManager.default.currentDirectoryPath + "/" + root
-        return (absolute as NSString).standardizingPath
     }
 
     // MARK: - Transactions
@@ -192,7 +121,7 @@ public final class Journal: @unchecked Sendable {
         if pending.isEmpty { batchStarted = Date() }
         pending.append(operation)
         let due = pending.count >= batchLimit || Date().timeIntervalSince(batchStarted) >= batchInterval
-        let backlog = pending.count >= Journal.maxQueued
+        let backlog = pending.count >= SQLiteJournal.maxQueued
         queueLock.unlock()
         if backlog {
             // The background writer fell behind (every core busy with other work): the worker writes the backlog
@@ -222,7 +151,7 @@ public final class Journal: @unchecked Sendable {
         private var requested = false
         private var stopped = false
 
-        init(journal: Journal) {
+        init(journal: SQLiteJournal) {
             let thread = Thread { [weak journal, self] in
                 while true {
                     self.condition.lock()
@@ -295,7 +224,7 @@ public final class Journal: @unchecked Sendable {
             }
             do {
                 try beginLocked()
-                try applyQueued(limit: Journal.stepSize)
+                try applyQueued(limit: SQLiteJournal.stepSize)
                 try commitLocked()
             } catch {
                 rollbackLocked()
@@ -454,10 +383,10 @@ public final class Journal: @unchecked Sendable {
     public func record(root: String, relativePath: String) throws -> JournalRecord? {
         try read { reader in
             let rows = try reader.statement(
-                "SELECT \(Journal.recordColumns) FROM files WHERE root = ?1 AND relative_path = ?2"
+                "SELECT \(SQLiteJournal.recordColumns) FROM files WHERE root = ?1 AND relative_path = ?2"
             )
             .rows([.text(root), .text(relativePath)])
-            return rows.first.map(Journal.record(from:))
+            return rows.first.map(SQLiteJournal.record(from:))
         }
     }
 
@@ -473,12 +402,12 @@ public final class Journal: @unchecked Sendable {
         // A separate statement so the walk does not hold the lock the run's statements need.
         let rows: Statement
         do {
-            rows = try database.prepare("SELECT \(Journal.recordColumns) FROM files ORDER BY root, relative_path")
+            rows = try database.prepare("SELECT \(SQLiteJournal.recordColumns) FROM files ORDER BY root, relative_path")
         } catch {
             throw JournalError("journal \(path): \(error.message)")
         }
         do {
-            try rows.forEachRow { try body(Journal.record(from: $0)) }
+            try rows.forEachRow { try body(SQLiteJournal.record(from: $0)) }
         } catch let error as SQLiteError {
             throw JournalError("journal \(path): \(error.message)")
         }
@@ -506,7 +435,7 @@ public final class Journal: @unchecked Sendable {
                 JournalStage(
                     position: Int(row[0].int ?? 0), name: row[1].string ?? "",
                     status: row[2].string.flatMap(JournalStage.Status.init(rawValue:)) ?? .started,
-                    attempts: Int(row[3].int ?? 0), outputs: Journal.object(row[4]), error: row[5].string)
+                    attempts: Int(row[3].int ?? 0), outputs: SQLiteJournal.object(row[4]), error: row[5].string)
             }
         }
     }
@@ -554,25 +483,6 @@ public final class Journal: @unchecked Sendable {
 
     // MARK: - Writing
 
-    /// What is known of a file when work on it starts.
-    public struct Start: Sendable {
-        public var root: String
-        public var relativePath: String
-        public var path: String
-        public var size: Int64
-        public var modified: Int64
-        public var inode: UInt64
-        public var sha256: String?
-        public var pipeline: String
-        public var configHash: String
-        public var templateValues: JSONObject
-        public var dedupeKey: String?
-        /// Keep the stage rows (a resumed file reuses stages done earlier); false starts afresh.
-        public var keepStages: Bool
-        /// The file's row from an earlier run, if any.
-        public var existingID: Int64?
-    }
-
     /// Keys claimed by files of this run (their rows may not be written, or committed, yet).
     private var claims: [String: String] = [:]
 
@@ -612,7 +522,7 @@ public final class Journal: @unchecked Sendable {
     /// Writes the file's row as `running` (one more attempt) and returns its id; committed with the barrier of
     /// the first stage that uses the network. Files that never reach such a stage skip this: their one row is
     /// written by `finish`, since losing it in a crash only means redoing local work.
-    public func begin(_ start: Start) throws -> Int64 {
+    public func begin(_ start: JournalStart) throws -> Int64 {
         try write(barrier: false) {
             let id = try upsert(start, state: .running, countAttempt: true)
             if !start.keepStages, start.existingID != nil {
@@ -626,15 +536,15 @@ public final class Journal: @unchecked Sendable {
     /// begun, how it ended); returns its id.
     @discardableResult
     private func upsert(
-        _ start: Start, state: JournalState, countAttempt: Bool, failures: String? = nil, reason: String? = nil,
+        _ start: JournalStart, state: JournalState, countAttempt: Bool, failures: String? = nil, reason: String? = nil,
         facts: String? = nil, needsID: Bool = true
     ) throws -> Int64 {
         let values: [SQLiteValue] = [
             .text(start.root), .text(start.relativePath), .text(start.path), .integer(start.size),
             .integer(start.modified), .integer(Int64(bitPattern: start.inode)), start.sha256.map { .text($0) } ?? .null,
-            .text(start.pipeline), .text(start.configHash), .text(Journal.json(start.templateValues)),
+            .text(start.pipeline), .text(start.configHash), .text(SQLiteJournal.json(start.templateValues)),
             (state == .failed ? nil : start.dedupeKey).map { .text($0) } ?? .null, .text(runID),
-            .integer(Journal.now), .integer(start.keepStages ? 1 : 0), .text(state.rawValue),
+            .integer(SQLiteJournal.now), .integer(start.keepStages ? 1 : 0), .text(state.rawValue),
             .integer(countAttempt ? 1 : 0), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
             facts.map { .text($0) } ?? .null,
         ]
@@ -643,12 +553,12 @@ public final class Journal: @unchecked Sendable {
             // Without RETURNING: SQLite then needs no temporary table for the answer (most rows of a batch).
             if upsertWithoutIDStatement == nil {
                 upsertWithoutIDStatement = try statement(
-                    Journal.upsertSQL.replacingOccurrences(of: "RETURNING id", with: ""))
+                    SQLiteJournal.upsertSQL.replacingOccurrences(of: "RETURNING id", with: ""))
             }
             try upsertWithoutIDStatement!.run(values)
             return start.existingID ?? 0
         }
-        if upsertStatement == nil { upsertStatement = try statement(Journal.upsertSQL) }
+        if upsertStatement == nil { upsertStatement = try statement(SQLiteJournal.upsertSQL) }
         return try upsertStatement!.rows(values).first?.first?.int ?? 0
     }
 
@@ -656,7 +566,7 @@ public final class Journal: @unchecked Sendable {
     /// commonest write (every file of a new batch that has no network stage). Empty facts and template values are
     /// left NULL, which reads back as empty. False when a row turned out to exist; the caller then upserts.
     private func insertNew(
-        _ start: Start, state: JournalState, failures: String?, reason: String?, facts: String?
+        _ start: JournalStart, state: JournalState, failures: String?, reason: String?, facts: String?
     ) throws(SQLiteError) -> Bool {
         if insertStatement == nil {
             insertStatement = try statement(
@@ -672,9 +582,9 @@ public final class Journal: @unchecked Sendable {
                 .integer(start.modified), .integer(Int64(bitPattern: start.inode)),
                 start.sha256.map { .text($0) } ?? .null, .text(start.pipeline), .text(start.configHash),
                 .text(state.rawValue),
-                start.templateValues.isEmpty ? .null : .text(Journal.json(start.templateValues)),
+                start.templateValues.isEmpty ? .null : .text(SQLiteJournal.json(start.templateValues)),
                 (state == .failed ? nil : start.dedupeKey).map { .text($0) } ?? .null, .text(runID),
-                .integer(Journal.now), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
+                .integer(SQLiteJournal.now), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
                 facts.map { .text($0) } ?? .null,
             ])
             return true
@@ -702,11 +612,12 @@ public final class Journal: @unchecked Sendable {
     /// Records the end of a file's work: its state, failures or skip reason, facts and hash. `id` is the row
     /// `begin` wrote, or nil when the file never reached a network stage (then the whole row is written here).
     public func finish(
-        _ start: Start, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?, facts: JSONObject
+        _ start: JournalStart, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
+        facts: JSONObject
     ) throws {
         if state == .failed, let key = start.dedupeKey, id == nil { release(key: key) }
         let failureText = failures.isEmpty ? nil : JSONValue.array(failures.map(\.json)).serialized()
-        let factsText = Journal.json(facts)
+        let factsText = SQLiteJournal.json(facts)
         enqueue { [self] in
             guard let fileID = id else {
                 // Never begun (no network stage ran): one statement writes the whole row.
@@ -736,7 +647,7 @@ public final class Journal: @unchecked Sendable {
             ).run([
                 .integer(fileID), .text(state.rawValue), failureText.map { .text($0) } ?? .null,
                 reason.map { .text($0) } ?? .null, .text(factsText), start.sha256.map { .text($0) } ?? .null,
-                .integer(Journal.now), .text(Journal.json(start.templateValues)),
+                .integer(SQLiteJournal.now), .text(SQLiteJournal.json(start.templateValues)),
             ])
         }
     }
@@ -752,7 +663,7 @@ public final class Journal: @unchecked Sendable {
                 ON CONFLICT(file_id, position) DO UPDATE SET name = ?3, status = 'started', attempts = attempts + 1,
                     outputs = NULL, error = NULL, updated_at = ?4
                 """
-            ).run([.integer(fileID), .integer(Int64(position)), .text(name), .integer(Journal.now)])
+            ).run([.integer(fileID), .integer(Int64(position)), .text(name), .integer(SQLiteJournal.now)])
             if barrier {
                 try statement("UPDATE files SET side_effects = 1 WHERE id = ?1").run([.integer(fileID)])
             }
@@ -774,7 +685,7 @@ public final class Journal: @unchecked Sendable {
                 """
             ).run([
                 .integer(fileID), .integer(Int64(position)), .text(name), .text(status.rawValue),
-                .text(Journal.json(outputs)), error.map { .text($0) } ?? .null, .integer(Journal.now),
+                .text(SQLiteJournal.json(outputs)), error.map { .text($0) } ?? .null, .integer(SQLiteJournal.now),
             ])
         }
     }
@@ -801,8 +712,8 @@ public final class Journal: @unchecked Sendable {
                 .text(root), .text(relativePath), .text(path), .text(pipeline), .text(configHash),
                 .text(state.rawValue),
                 failureText.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
-                duplicateOf.map { .text($0) } ?? .null, .text(Journal.json(templateValues)), .text(runID),
-                .integer(Journal.now),
+                duplicateOf.map { .text($0) } ?? .null, .text(SQLiteJournal.json(templateValues)), .text(runID),
+                .integer(SQLiteJournal.now),
             ])
         }
     }

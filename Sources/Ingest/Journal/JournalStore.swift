@@ -59,10 +59,3 @@ public enum JournalLease: Sendable, Equatable {
     /// Another worker finished it since this run started.
     case handledElsewhere(owner: String)
 }
-
-extension SQLiteJournal: JournalStore {
-    public var localFiles: [String] { [path, path + "-wal", path + "-shm", path + ".lock"] }
-    public func lease(root: String, relativePath: String) throws -> JournalLease { .granted }
-    public func endLease(root: String, relativePath: String) {}
-    public var leasePollInterval: Double { 1 }
-}

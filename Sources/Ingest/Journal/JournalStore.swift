@@ -59,3 +59,11 @@ public enum JournalLease: Sendable, Equatable {
     /// Another worker finished it since this run started.
     case handledElsewhere(owner: String)
 }
+
+extension JournalStore {
+    /// A file that failed before it began (no network stage ran, nothing left the machine) gives its dedupe key
+    /// back, so another copy of its content may go ahead at once.
+    func releaseKey(of start: JournalStart, id: Int64?, state: JournalState) {
+        if state == .failed, let key = start.dedupeKey, id == nil { release(key: key) }
+    }
+}

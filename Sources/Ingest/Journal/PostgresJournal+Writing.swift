@@ -113,7 +113,7 @@ extension PostgresJournal {
         _ start: JournalStart, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
         facts: JSONObject
     ) throws {
-        if state == .failed, let key = start.dedupeKey, id == nil { release(key: key) }
+        releaseKey(of: start, id: id, state: state)
         let failureText = JournalRow.json(failures)
         let factsText = JournalRow.json(facts)
         let leased = takeHeld(start.root, start.relativePath)

@@ -128,7 +128,7 @@ extension SQLiteJournal {
         _ start: JournalStart, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
         facts: JSONObject
     ) throws {
-        if state == .failed, let key = start.dedupeKey, id == nil { release(key: key) }
+        releaseKey(of: start, id: id, state: state)
         let failureText = JournalRow.json(failures)
         let factsText = JournalRow.json(facts)
         batches.enqueue { [self] in

@@ -1,5 +1,8 @@
 import Foundation
 
+// What the journal keeps, whichever database keeps it: the runner and the `status` and `report` commands see only
+// these types (through `JournalStore`), never a backend.
+
 /// Where one input file stands in the journal.
 public enum JournalState: String, Sendable, CaseIterable {
     /// Work started and has not finished: the run is going on, or it was killed.
@@ -9,10 +12,12 @@ public enum JournalState: String, Sendable, CaseIterable {
     case skipped
 }
 
-/// A journal that cannot be opened, read or written; the message keeps SQLite's own text.
+/// A journal that cannot be opened, read or written; the message keeps the database's own text (SQLite's or
+/// libpq's).
 public struct JournalError: Error, Sendable, CustomStringConvertible {
     public var message: String
-    /// True for SQLITE_FULL: the disk is full, the file fails cleanly and the next run continues.
+    /// True for a full disk (SQLITE_FULL; for PostgreSQL, SQLSTATE class 53): the file fails cleanly and the next
+    /// run continues.
     public var isDiskFull = false
     public init(_ message: String, isDiskFull: Bool = false) {
         self.message = message

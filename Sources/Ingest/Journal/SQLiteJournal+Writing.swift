@@ -4,7 +4,6 @@ import IngestNative
 /// The SQLite journal's writes. Those that only save local work are queued and batched; the *barriers* around a
 /// stage that uses the network commit before they return (`SQLiteBatchWriter`).
 extension SQLiteJournal {
-
     /// Claims `key` for the file at `path`: nil when it is now this file's, else the path of the file that holds
     /// it — one of this run, or a journaled file that is done, or failed after a request went out. Check and claim
     /// are one step under a lock, so two workers cannot both take a key. (One run writes a SQLite journal at a

@@ -15,11 +15,17 @@ struct JournalLocation: ParsableArguments {
         help: ArgumentHelp("The work folder the journal sits beside (as given to `ingest run`).", valueName: "dir"))
     var workDir: String = ".ingest/work"
 
-    /// Opens the journal for reading only: a run may be writing it at the same time.
+    /// Opens the journal for reading only: a run may be writing it at the same time. One that cannot be opened is
+    /// said on standard error, and the command exits with code 3.
     func open() throws -> any JournalStore {
-        if let journal, PostgresJournal.isURL(journal) { return try PostgresJournal(url: journal, writer: false) }
-        return try Journal(
-            path: journal ?? JournalOptions.defaultPath(workDirectory: workDir), writer: false, create: false)
+        do {
+            if let journal, PostgresJournal.isURL(journal) { return try PostgresJournal(url: journal, writer: false) }
+            return try SQLiteJournal(
+                path: journal ?? JournalOptions.defaultPath(workDirectory: workDir), writer: false, create: false)
+        } catch let error as JournalError {
+            printError("ingest: \(error)")
+            throw ExitStatus.internalError
+        }
     }
 }
 
@@ -34,17 +40,39 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var location: JournalLocation
 
     func run() throws {
-        let journal: any JournalStore
-        do {
-            journal = try location.open()
-        } catch let error as JournalError {
-            printError("ingest: \(error)")
-            throw ExitStatus.internalError
-        }
+        let journal = try location.open()
         let counts = try journal.counts()
         // A `running` file a live run (or a live lease) holds is in progress, not interrupted.
         let holders = try journal.liveHolders()
         let pipelines = try JournalPipelines(journal)
+        let (problems, inProgress) = try unfinishedFiles(journal, holders: holders, pipelines: pipelines)
+        var out = "journal \(journal.path)"
+        if pipelines.mixed {
+            let names = pipelines.names.map(JournalPipelines.label).joined(separator: ", ")
+            out += " (pipelines \(TerminalText.escaped(names)))"
+        } else if let name = try journal.meta("pipeline") {
+            out += " (pipeline \(name))"
+        }
+        out += "\n"
+        let interrupted = (counts[.running] ?? 0) - inProgress
+        var lines: [(Int, String)] = [
+            (counts[.done] ?? 0, "done"), (counts[.failed] ?? 0, "failed"), (counts[.skipped] ?? 0, "skipped"),
+            (interrupted, "interrupted (the next run resumes them)"),
+        ]
+        if inProgress > 0 { lines.append((inProgress, "in progress (a live run holds them)")) }
+        for (count, label) in lines { out += String(format: "%8d  ", count) + label + "\n" }
+        if pipelines.mixed { out += pipelines.lines.map { "  " + TerminalText.escaped($0) + "\n" }.joined() }
+        if !problems.isEmpty { out += "\n" + problems }
+        FileHandle.standardOutput.write(Data(out.utf8))
+        let unfinished = (counts[.failed] ?? 0) + interrupted
+        throw unfinished > 0 ? ExitStatus.ruleFailures : ExitStatus.success
+    }
+
+    /// The lines of the failed, interrupted and in-progress files, and how many are in progress (a live run or
+    /// lease holds them).
+    private func unfinishedFiles(
+        _ journal: any JournalStore, holders: JournalHolders, pipelines: JournalPipelines
+    ) throws -> (lines: String, inProgress: Int) {
         /// Each file's pipeline, when the journal holds files of several.
         func of(_ record: JournalRecord) -> String {
             pipelines.mixed ? "  [pipeline \(TerminalText.escaped(JournalPipelines.label(record.pipeline)))]" : ""
@@ -72,26 +100,7 @@ struct StatusCommand: ParsableCommand {
             case .done, .skipped: break
             }
         }
-        var out = "journal \(journal.path)"
-        if pipelines.mixed {
-            let names = pipelines.names.map(JournalPipelines.label).joined(separator: ", ")
-            out += " (pipelines \(TerminalText.escaped(names)))"
-        } else if let name = try journal.meta("pipeline") {
-            out += " (pipeline \(name))"
-        }
-        out += "\n"
-        let interrupted = (counts[.running] ?? 0) - inProgress
-        var lines: [(Int, String)] = [
-            (counts[.done] ?? 0, "done"), (counts[.failed] ?? 0, "failed"), (counts[.skipped] ?? 0, "skipped"),
-            (interrupted, "interrupted (the next run resumes them)"),
-        ]
-        if inProgress > 0 { lines.append((inProgress, "in progress (a live run holds them)")) }
-        for (count, label) in lines { out += String(format: "%8d  ", count) + label + "\n" }
-        if pipelines.mixed { out += pipelines.lines.map { "  " + TerminalText.escaped($0) + "\n" }.joined() }
-        if !problems.isEmpty { out += "\n" + problems }
-        FileHandle.standardOutput.write(Data(out.utf8))
-        let unfinished = (counts[.failed] ?? 0) + interrupted
-        throw unfinished > 0 ? ExitStatus.ruleFailures : ExitStatus.success
+        return (problems, inProgress)
     }
 }
 
@@ -122,13 +131,7 @@ struct ReportCommand: ParsableCommand {
     var output: String?
 
     func run() throws {
-        let journal: any JournalStore
-        do {
-            journal = try location.open()
-        } catch let error as JournalError {
-            printError("ingest: \(error)")
-            throw ExitStatus.internalError
-        }
+        let journal = try location.open()
         let chosen =
             format ?? output.flatMap(ReportFormat.guess(fromPath:)) ?? .table
         let destination = try output.map { try ReportOutput(path: $0) } ?? ReportOutput()

@@ -263,7 +263,7 @@ struct JournalOptions: ParsableArguments {
             }
             return try PostgresJournal(url: journal, leaseSeconds: leaseSeconds, workLockPath: trimmed + ".lock")
         }
-        return try Journal(path: path(workDirectory: workDirectory))
+        return try SQLiteJournal(path: path(workDirectory: workDirectory))
     }
 
     var policy: ResumePolicy { force ? .force : retryFailed ? .retryFailed : .resume }

@@ -126,7 +126,7 @@ import Testing
         let line = try String(contentsOfFile: folder.path + "/second.jsonl", encoding: .utf8)
         #expect(line.contains(#""status":"passed""#), "\(line)")
         #expect(line.contains("already done: the server answered 409 Conflict"), "\(line)")
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
         defer { try? journal.close() }
         #expect(try journal.counts() == [.done: 1])
 

@@ -90,14 +90,14 @@ import Testing
             let database = try Database(path: path)
             try database.execute("PRAGMA journal_mode=WAL")
         case .noFormat, .futureFormat:
-            try Journal(path: path).close()
+            try SQLiteJournal(path: path).close()
             let database = try Database(path: path, create: false)
             try database.execute(
                 damage == .noFormat
                     ? "DELETE FROM meta WHERE key = 'schema'" : "UPDATE meta SET value = '2' WHERE key = 'schema'")
         case .cutShort:
             // A journal of a few hundred files, cut at three quarters (a copy that stopped early).
-            let journal = try Journal(path: path)
+            let journal = try SQLiteJournal(path: path)
             for index in 0..<2_000 {
                 try journal.recordWithoutWork(
                     root: "/media", relativePath: "f\(index).txt", path: "media/f\(index).txt", pipeline: "p",
@@ -144,7 +144,7 @@ import Testing
         let folder = try TemporaryFolder("journal-mode")
         defer { folder.remove() }
         let path = folder.path + "/.ingest/journal.sqlite"
-        let journal = try Journal(path: path)
+        let journal = try SQLiteJournal(path: path)
         try journal.setMeta("pipeline", "p")
         try journal.commit()
         for file in [path, path + "-wal", path + "-shm"] {
@@ -154,7 +154,7 @@ import Testing
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
             chmod(file, 0o644)
         }
-        let reopened = try Journal(path: path)
+        let reopened = try SQLiteJournal(path: path)
         try reopened.setMeta("pipeline", "q")
         try reopened.commit()
         for file in [path, path + "-wal", path + "-shm"] {

@@ -17,7 +17,7 @@ import Testing
     func run(
         _ pipeline: Pipeline, _ folder: TemporaryFolder, paths: [String]? = nil, resume: ResumePolicy = .resume
     ) throws -> [String: ItemReport] {
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite")
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite")
         let runner = Runner(
             pipeline: pipeline, settings: RunSettings(workDirectory: folder.path + "/.ingest/work", environment: [:]),
             journal: journal, resume: resume)
@@ -63,8 +63,8 @@ import Testing
         let folder = try TemporaryFolder("insert")
         defer { folder.remove() }
         let path = folder.path + "/journal.sqlite"
-        let journal = try Journal(path: path)
-        let start = Journal.Start(
+        let journal = try SQLiteJournal(path: path)
+        let start = JournalStart(
             root: "/media", relativePath: "a.txt", path: "media/a.txt", size: 3, modified: 1, inode: 7, sha256: nil,
             pipeline: "p", configHash: "c", templateValues: [:], dedupeKey: nil, keepStages: false, existingID: nil)
         try journal.finish(start, id: nil, state: .failed, failures: [], reason: nil, facts: [:])
@@ -78,7 +78,7 @@ import Testing
         #expect(record.templateValues.isEmpty)
         try journal.close()
         // The rows are in the write-ahead log, which close leaves in place: a new connection reads through it.
-        #expect(try Journal(path: path, writer: false, create: false).counts() == [.done: 1])
+        #expect(try SQLiteJournal(path: path, writer: false, create: false).counts() == [.done: 1])
     }
 
     @Test func secondRunSkipsEverythingAndAChangedFileIsRedone() throws {
@@ -91,8 +91,8 @@ import Testing
         let first = try run(pipeline, folder)
         #expect(
             statuses(first) == ["a.txt": "passed", "b.txt": "passed", "sub/c.txt": "passed", "bad.bin": "failed"])
-        let firstDate = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
-            .record(root: Journal.canonicalRoot(folder.path + "/media"), relativePath: "b.txt")?.templateValues["date"]
+        let firstDate = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+            .record(root: JournalRecord.canonicalRoot(folder.path + "/media"), relativePath: "b.txt")?.templateValues["date"]
 
         // Failed files are retried by default; done ones are skipped.
         let second = try run(pipeline, folder)
@@ -108,9 +108,9 @@ import Testing
         #expect(
             statuses(third) == ["a.txt": "resumed", "b.txt": "passed", "sub/c.txt": "resumed", "bad.bin": "failed"])
 
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
         let record = try #require(
-            try journal.record(root: Journal.canonicalRoot(folder.path + "/media"), relativePath: "b.txt"))
+            try journal.record(root: JournalRecord.canonicalRoot(folder.path + "/media"), relativePath: "b.txt"))
         #expect(record.state == .done)
         #expect(record.attempts == 2)
         #expect(record.sha256 == (try ContentHash.sha256(path: folder.path + "/media/b.txt", stage: "test")))
@@ -219,15 +219,15 @@ import Testing
         let folder = try TemporaryFolder("lock")
         defer { folder.remove() }
         let path = folder.path + "/journal.sqlite"
-        let first = try Journal(path: path)
+        let first = try SQLiteJournal(path: path)
         do {
-            _ = try Journal(path: path)
+            _ = try SQLiteJournal(path: path)
             Issue.record("a second writer opened the journal")
         } catch let error as JournalError {
             #expect(error.message == "another ingest run is using the journal \(path); wait for it to finish")
         }
         // Readers (status, report) are welcome meanwhile.
-        #expect(try Journal(path: path, writer: false, create: false).counts().isEmpty)
+        #expect(try SQLiteJournal(path: path, writer: false, create: false).counts().isEmpty)
         _ = first
     }
 
@@ -237,11 +237,11 @@ import Testing
         let folder = try TemporaryFolder("reader")
         defer { folder.remove() }
         let path = folder.path + "/journal.sqlite"
-        let writer = try Journal(path: path)
+        let writer = try SQLiteJournal(path: path)
         let other = try Database(path: path, create: false)
         other.setBusyTimeout(milliseconds: 100)
         try other.execute("BEGIN IMMEDIATE")  // the run, in the middle of writing a batch
-        let reader = try Journal(path: path, writer: false, create: false)
+        let reader = try SQLiteJournal(path: path, writer: false, create: false)
         #expect(try reader.counts().isEmpty)
         #expect(throws: Never.self) { try reader.close() }
         try other.execute("COMMIT")
@@ -385,7 +385,7 @@ import Testing
     }
 
     func records(_ folder: TemporaryFolder) throws -> [String: JournalRecord] {
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
         var records: [String: JournalRecord] = [:]
         try journal.forEachRecord { records[$0.relativePath] = $0 }
         return records
@@ -483,7 +483,7 @@ import Testing
         #expect(lines.count == 6)
         #expect(lines.allSatisfy { $0.contains("\"status\":\"failed\"") && $0.contains("jpeg") })
         #expect(lines.allSatisfy { $0.lowercased().contains("no space left on device") })
-        let journal = try Journal(path: folder.path + "/j.sqlite", writer: false, create: false)
+        let journal = try SQLiteJournal(path: folder.path + "/j.sqlite", writer: false, create: false)
         #expect(try journal.counts() == [.failed: 6])
 
         try FileManager.default.removeItem(atPath: filler)
@@ -543,7 +543,7 @@ import Testing
         #expect((count...count + 2).contains(tickets), "tickets: \(tickets)")
         #expect(callbacks == count, "callbacks: \(callbacks)")
         #expect((0...2).contains(repeats), "refused repeats: \(repeats)")
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
         #expect(try journal.counts() == [.done: count])
     }
 }
@@ -598,7 +598,7 @@ import Testing
 
     @Test func sqliteJournal() throws {
         try Self.renewedTicketIsUsedAfterAKill("renew-sqlite") { folder in
-            // A bare read-only connection: a `Journal`, even a reader, commits and checkpoints as it closes.
+            // A bare read-only connection: a `SQLiteJournal`, even a reader, commits and checkpoints as it closes.
             let database = try Database(
                 path: folder.path + "/.ingest/journal.sqlite", readOnly: true, create: false)
             database.setBusyTimeout(milliseconds: 1_000)

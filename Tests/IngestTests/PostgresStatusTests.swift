@@ -10,8 +10,8 @@ import Testing
     @Test func aLiveLeaseIsInProgressAnExpiredOneIsInterrupted() throws {
         guard let server = try PostgresServer.sharedIfInstalled() else { return }
         let url = try server.createDatabase()
-        func start(_ name: String) -> Journal.Start {
-            Journal.Start(
+        func start(_ name: String) -> JournalStart {
+            JournalStart(
                 root: "/r", relativePath: name, path: "r/" + name, size: 1, modified: 1, inode: 1, sha256: nil,
                 pipeline: "p", configHash: "c", templateValues: [:], dedupeKey: nil, keepStages: false,
                 existingID: nil)

@@ -195,7 +195,7 @@ import Testing
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         // The journal has both files' SHA-256; the multipart one's was computed beside the upload, not after it.
         var hashes: [String: String] = [:]
-        try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false).forEachRecord {
+        try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false).forEachRecord {
             hashes[$0.relativePath] = $0.sha256
         }
         #expect(hashes == ["small.bin": try sha256sum(small), "big.bin": try sha256sum(big)])

@@ -156,7 +156,7 @@ import Testing
 
         let journal = try PostgresJournal(url: url, writer: false)
         let record = try #require(
-            try journal.record(root: Journal.canonicalRoot(folder.path + "/media"), relativePath: "sub/c.txt"))
+            try journal.record(root: JournalRecord.canonicalRoot(folder.path + "/media"), relativePath: "sub/c.txt"))
         #expect(record.state == .done)
         #expect(record.attempts == 1)
         #expect(record.size == 15)

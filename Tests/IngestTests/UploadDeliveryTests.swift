@@ -95,9 +95,9 @@ import Testing
         let objects = try backend.objects()
         let sha256 = try sha256sum(path)
         #expect(objects.count == 1 && objects.values.first?["sha256"] as? String == sha256, "\(objects)")
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
         let record = try #require(
-            try journal.record(root: Journal.canonicalRoot(folder.path + "/in"), relativePath: "ann/big.mov"))
+            try journal.record(root: JournalRecord.canonicalRoot(folder.path + "/in"), relativePath: "ann/big.mov"))
         #expect(record.sha256 == (try sha256sum(path)))
     }
 

@@ -236,9 +236,9 @@ import Testing
         #expect(result.status == 0, "\(reports)")
         let puts = try backend.requests().filter { $0[0] as? String == "PUT" }.map { "\($0[2])" }
         #expect(puts == ["reset", "reset", "200"])
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
         let record = try #require(
-            try journal.record(root: Journal.canonicalRoot(folder.path + "/in"), relativePath: "dave/big.mov"))
+            try journal.record(root: JournalRecord.canonicalRoot(folder.path + "/in"), relativePath: "dave/big.mov"))
         #expect(record.state == .done)
         #expect(record.sha256 == (try sha256sum(path)))
     }

@@ -35,7 +35,7 @@ import Testing
 
             """
         let pipeline = try Pipeline.parse(yaml: yaml, source: "read-pass.yml", environment: [:])
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite")
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite")
         let runner = Runner(
             pipeline: pipeline, settings: RunSettings(workDirectory: folder.path + "/.ingest/work", environment: [:]),
             journal: journal)

@@ -100,7 +100,7 @@ import Testing
         }
         #expect(try backend.objects().isEmpty)
         #expect(workFiles(folder).isEmpty, "left in the work folder: \(workFiles(folder))")
-        let journal = try Journal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
+        let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
         #expect(try journal.counts()[.done] == nil)
         #expect(try journal.counts()[.running] == 2)
 

@@ -29,7 +29,7 @@ enum JournalFile {
             try {
                 let database = try Database(path: temporary, create: false)
                 try database.execute("PRAGMA journal_mode=WAL")
-                try Journal.createSchema(database)
+                try database.execute(JournalSchema.script(.sqlite))
             }()
         } catch let error as SQLiteError {
             throw JournalError("cannot create the journal \(path): \(error.message)")
@@ -117,47 +117,9 @@ enum JournalFile {
         guard let version else {
             throw JournalError("the journal \(path) does not say its format (no schema version); it is damaged")
         }
-        guard version == Journal.schemaVersion else {
+        guard version == JournalSchema.version else {
             throw JournalError(
-                "the journal \(path) has format \(version); this ingest reads format \(Journal.schemaVersion)")
+                "the journal \(path) has format \(version); this ingest reads format \(JournalSchema.version)")
         }
-    }
-}
-
-extension Journal {
-    /// The tables, in one transaction: a kill leaves all of the schema or none of it.
-    static func createSchema(_ database: Database) throws(SQLiteError) {
-        try database.execute(
-            """
-            BEGIN IMMEDIATE;
-            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '\(schemaVersion)');
-            CREATE TABLE IF NOT EXISTS files(
-                id INTEGER PRIMARY KEY,
-                root TEXT NOT NULL,
-                relative_path TEXT NOT NULL,
-                path TEXT NOT NULL,
-                size INTEGER, mtime_ns INTEGER, inode INTEGER, sha256 TEXT,
-                pipeline TEXT NOT NULL, config_hash TEXT NOT NULL,
-                state TEXT NOT NULL,
-                attempts INTEGER NOT NULL DEFAULT 0,
-                failures TEXT, reason TEXT, facts TEXT, template_values TEXT,
-                dedupe_key TEXT, duplicate_of TEXT,
-                side_effects INTEGER NOT NULL DEFAULT 0,
-                run_id TEXT,
-                updated_at INTEGER NOT NULL,
-                UNIQUE(root, relative_path));
-            CREATE INDEX IF NOT EXISTS files_dedupe ON files(dedupe_key) WHERE dedupe_key IS NOT NULL;
-            CREATE TABLE IF NOT EXISTS stages(
-                file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-                position INTEGER NOT NULL,
-                name TEXT NOT NULL,
-                status TEXT NOT NULL,
-                attempts INTEGER NOT NULL DEFAULT 0,
-                outputs TEXT, error TEXT,
-                updated_at INTEGER NOT NULL,
-                PRIMARY KEY(file_id, position)) WITHOUT ROWID;
-            COMMIT;
-            """)
     }
 }

@@ -50,7 +50,7 @@ extension FileLock {
     }
 }
 
-extension Journal {
+extension SQLiteJournal {
     /// The run holding this journal's writer lock, if it is alive.
     public func liveHolders() throws -> JournalHolders {
         var holders = JournalHolders()

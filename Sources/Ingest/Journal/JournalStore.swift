@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where a run keeps track of its files: the SQLite file of one machine (`Journal`), or a PostgreSQL database that
+/// Where a run keeps track of its files: the SQLite file of one machine (`SQLiteJournal`), or a PostgreSQL database that
 /// workers on several machines share as journal and work queue (`PostgresJournal`). The runner and the `status` and
 /// `report` commands talk to either the same way.
 public protocol JournalStore: AnyObject, Sendable {
@@ -22,9 +22,9 @@ public protocol JournalStore: AnyObject, Sendable {
     func claim(key: String, root: String, relativePath: String, path: String, excluding existingID: Int64?) throws
         -> String?
     func release(key: String)
-    func begin(_ start: Journal.Start) throws -> Int64
+    func begin(_ start: JournalStart) throws -> Int64
     func finish(
-        _ start: Journal.Start, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
+        _ start: JournalStart, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
         facts: JSONObject) throws
     func stageStarted(fileID: Int64, position: Int, name: String, barrier: Bool) throws
     func stageFinished(
@@ -60,9 +60,10 @@ public enum JournalLease: Sendable, Equatable {
     case handledElsewhere(owner: String)
 }
 
-extension Journal: JournalStore {
-    public var localFiles: [String] { [path, path + "-wal", path + "-shm", path + ".lock"] }
-    public func lease(root: String, relativePath: String) throws -> JournalLease { .granted }
-    public func endLease(root: String, relativePath: String) {}
-    public var leasePollInterval: Double { 1 }
+extension JournalStore {
+    /// A file that failed before it began (no network stage ran, nothing left the machine) gives its dedupe key
+    /// back, so another copy of its content may go ahead at once.
+    func releaseKey(of start: JournalStart, id: Int64?, state: JournalState) {
+        if state == .failed, let key = start.dedupeKey, id == nil { release(key: key) }
+    }
 }

@@ -263,7 +263,7 @@ public final class Runner: @unchecked Sendable {
     /// A file the journal let through: what its row will say, the row's id once written, and the network stages
     /// it finished before (by position).
     private struct JournaledFile {
-        var start: Journal.Start
+        var start: JournalStart
         var id: Int64?
         var restored: [Int: JournalStage]
         /// Network stages an earlier run started and never finished (killed mid-call) or failed: their call may
@@ -279,12 +279,12 @@ public final class Runner: @unchecked Sendable {
     private let rootLock = NSLock()
     private var canonicalRoots: [String: (canonical: String, known: Bool)] = [:]
 
-    /// `Journal.canonicalRoot`, and whether the journal has any file under it, worked out once per root rather
+    /// `JournalRecord.canonicalRoot`, and whether the journal has any file under it, worked out once per root rather
     /// than once per file.
     private func journalRoot(_ root: String) -> (canonical: String, known: Bool) {
         rootLock.withLock {
             if let known = canonicalRoots[root] { return known }
-            let canonical = Journal.canonicalRoot(root)
+            let canonical = JournalRecord.canonicalRoot(root)
             let answer = (canonical, (try? journal?.knows(root: canonical)) ?? true)
             canonicalRoots[root] = answer
             return answer
@@ -608,7 +608,7 @@ public final class Runner: @unchecked Sendable {
                     templateValues: item.templateValues)
                 return skipped(reason)
             }
-            let start = Journal.Start(
+            let start = JournalStart(
                 root: root, relativePath: entry.relativePath, path: entry.path, size: status.size,
                 modified: status.modified, inode: status.inode, sha256: item.knownSHA256, pipeline: pipeline.name,
                 configHash: pipeline.configHash, templateValues: item.templateValues, dedupeKey: key,

@@ -65,7 +65,7 @@ enum WorkFolder {
     /// `<index>-<last component of the root>` (`0-clips`; for `.` the current folder's name), or `<index>` alone
     /// when the root has no name (`/`, or an item that was not walked).
     static func rootFolderName(index: Int, root: String) -> String {
-        let name = (Journal.canonicalRoot(root) as NSString).lastPathComponent
+        let name = (JournalRecord.canonicalRoot(root) as NSString).lastPathComponent
         guard !name.isEmpty, name != "/" else { return "\(index)" }
         return "\(index)-" + prefix(of: name, maxBytes: 64)
     }

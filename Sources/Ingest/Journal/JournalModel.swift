@@ -1,0 +1,98 @@
+import Foundation
+
+// What the journal keeps, whichever database keeps it: the runner and the `status` and `report` commands see only
+// these types (through `JournalStore`), never a backend.
+
+/// Where one input file stands in the journal.
+public enum JournalState: String, Sendable, CaseIterable {
+    /// Work started and has not finished: the run is going on, or it was killed.
+    case running
+    case done
+    case failed
+    case skipped
+}
+
+/// A journal that cannot be opened, read or written; the message keeps the database's own text (SQLite's or
+/// libpq's).
+public struct JournalError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    /// True for a full disk (SQLITE_FULL; for PostgreSQL, SQLSTATE class 53): the file fails cleanly and the next
+    /// run continues.
+    public var isDiskFull = false
+    public init(_ message: String, isDiskFull: Bool = false) {
+        self.message = message
+        self.isDiskFull = isDiskFull
+    }
+    public var description: String { message }
+}
+
+/// What the journal knows of one input file.
+public struct JournalRecord: Sendable {
+    public var id: Int64
+    public var root: String
+    public var relativePath: String
+    /// The path as opened (what reports show).
+    public var path: String
+    public var size: Int64?
+    public var modified: Int64?
+    public var inode: UInt64?
+    public var sha256: String?
+    public var pipeline: String
+    public var configHash: String
+    public var state: JournalState
+    public var attempts: Int
+    public var failures: [RuleFailure]
+    public var reason: String?
+    public var facts: JSONObject
+    /// `uuid`, `date`: fixed for the file so a re-run names the same remote object.
+    public var templateValues: JSONObject
+    public var dedupeKey: String?
+    /// Set when the file was skipped as a duplicate; such skips are looked at again by the next run.
+    public var duplicateOf: String?
+    /// True once a stage that uses the network started: the outside world may have seen this file.
+    public var sideEffects: Bool
+    /// The run that wrote the row last (a live run's `running` rows are in progress, not interrupted).
+    public var runID: String? = nil
+}
+
+/// What the journal knows of one stage of one file.
+public struct JournalStage: Sendable, Equatable {
+    public enum Status: String, Sendable {
+        case started, done, failed, skipped
+    }
+    public var position: Int
+    public var name: String
+    public var status: Status
+    public var attempts: Int
+    /// The facts the stage added (its `as:` result, a transcoded artifact, a remote key, an ETag …).
+    public var outputs: JSONObject
+    public var error: String?
+}
+
+/// What is known of a file when work on it starts (the same for every backend).
+public struct JournalStart: Sendable {
+    public var root: String
+    public var relativePath: String
+    public var path: String
+    public var size: Int64
+    public var modified: Int64
+    public var inode: UInt64
+    public var sha256: String?
+    public var pipeline: String
+    public var configHash: String
+    public var templateValues: JSONObject
+    public var dedupeKey: String?
+    /// Keep the stage rows (a resumed file reuses stages done earlier); false starts afresh.
+    public var keepStages: Bool
+    /// The file's row from an earlier run, if any.
+    public var existingID: Int64?
+}
+
+extension JournalRecord {
+    /// The key the journal files a root under: absolute and tidied, so `media/` and `./media` are one root.
+    public static func canonicalRoot(_ root: String) -> String {
+        guard !root.isEmpty else { return "" }
+        let absolute = root.hasPrefix("/") ? root : FileManager.default.currentDirectoryPath + "/" + root
+        return (absolute as NSString).standardizingPath
+    }
+}

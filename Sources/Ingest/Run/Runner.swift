@@ -406,8 +406,7 @@ public final class Runner: @unchecked Sendable {
                     // `result:NAME` is the answer as sent (signed URLs intact) for templates; the rest are facts.
                     if key.hasPrefix("result:") { item.templateValues[key] = value } else { item.facts[key] = value }
                 }
-                // A reused ticket may have expired since: an upload can still ask for a fresh one.
-                (configured.stage as? RequestStage)?.registerRenewal(
+                configured.stage.reused(
                     item,
                     context: StageContext(
                         settings: settings, resultName: configured.resultName, progress: reportBytes,

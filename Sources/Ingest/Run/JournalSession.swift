@@ -71,6 +71,9 @@ final class JournalSession: @unchecked Sendable {
 
     func commit() throws { try store.commit() }
 
+    /// The journal's files in the work folder's parent (with their side and lock files): never inputs, never cleared.
+    var localFiles: [String] { store.localFiles }
+
     /// `Journal.canonicalRoot`, and whether the journal has any file under it, worked out once per root rather
     /// than once per file.
     func root(of root: String) -> JournalRoot {

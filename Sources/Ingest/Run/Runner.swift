@@ -19,7 +19,8 @@ public final class Runner: @unchecked Sendable {
 
     /// Counters for a live display; nil when nothing shows progress.
     public let progress: RunProgress?
-    /// Where progress of the batch is kept; nil for `--no-journal` and `ingest validate`.
+    /// Where progress of the batch is kept; nil for `--no-journal` and `ingest validate`. The runner talks to it
+    /// through `session` and each file's `JournaledFile`.
     public let journal: (any JournalStore)?
     public let resume: ResumePolicy
     /// Set by `cancel(reason:)`: no new file starts, transfers in flight are cancelled, their files end as
@@ -32,7 +33,7 @@ public final class Runner: @unchecked Sendable {
     /// True when the pipeline uploads or transcodes: done files are hashed for the journal's content check.
     let hashesDoneFiles: Bool
     /// All the run's talk with the journal but what one file's stages journal (`JournaledFile`).
-    private let session: JournalSession?
+    let session: JournalSession?
 
     public init(
         pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil, journal: (any JournalStore)? = nil,
@@ -66,20 +67,7 @@ public final class Runner: @unchecked Sendable {
         try session?.recordPipelineName()
         let walker = InputWalker(paths: paths, spec: pipeline.input, ignoring: ignored, cancellation: cancellation)
         let shard = self.shard
-        if let progress {
-            // The total is counted by a second, cheap walk beside the work, so the first file starts at once.
-            let spec = pipeline.input
-            let counter = Thread { [cancellation] in
-                var total = 0
-                for entry in InputWalker(paths: paths, spec: spec, ignoring: ignored, cancellation: cancellation)
-                where shard?.contains(relativePath: entry.relativePath) ?? true {
-                    total += 1
-                }
-                progress.setTotal(total)
-            }
-            counter.name = "ingest-count"
-            counter.start()
-        }
+        if let progress { startCountingTotal(paths: paths, ignoring: ignored, progress: progress) }
         var summary = RunSummary()
         var failure = drain(
             next: {
@@ -105,6 +93,23 @@ public final class Runner: @unchecked Sendable {
         }
         if let failure { throw failure }
         return summary
+    }
+
+    /// The total for the live display, counted by a second, cheap walk beside the work, so the first file starts at
+    /// once.
+    private func startCountingTotal(paths: [String], ignoring ignored: [String], progress: RunProgress) {
+        let spec = pipeline.input
+        let shard = self.shard
+        let counter = Thread { [cancellation] in
+            var total = 0
+            for entry in InputWalker(paths: paths, spec: spec, ignoring: ignored, cancellation: cancellation)
+            where shard?.contains(relativePath: entry.relativePath) ?? true {
+                total += 1
+            }
+            progress.setTotal(total)
+        }
+        counter.name = "ingest-count"
+        counter.start()
     }
 
     /// Runs the entries `next` gives on the pipeline's worker threads, handing each report to `onItem` in order;

@@ -218,9 +218,17 @@ public final class InputWalker: Sequence, IteratorProtocol {
                 return problem(path: path, relativePath: relativePath, rule: "symlink_loop", reason)
             }
         }
+        return found(kind: kind, status: status, path: path, relativePath: relativePath, depth: frame.depth)
+    }
+
+    /// What the walk makes of a listed name once its kind is known (a symlink's that of its target): a folder to
+    /// descend into, a file to work on, or a special file skipped; nil for what is not an input.
+    private func found(
+        kind: FileStatus.Kind?, status: FileStatus?, path: String, relativePath: String, depth: Int
+    ) -> InputEntry? {
         switch kind {
         case .directory:
-            if let maxDepth = spec.maxDepth, frame.depth + 1 > maxDepth { return nil }
+            if let maxDepth = spec.maxDepth, depth + 1 > maxDepth { return nil }
             let folderStatus: FileStatus
             if let status, status.kind == .directory {
                 folderStatus = status
@@ -229,8 +237,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
                 folderStatus = fresh
             }
             if isIgnored(folderStatus) { return nil }
-            return push(
-                directory: path, relativePrefix: relativePath + "/", depth: frame.depth + 1, status: folderStatus)
+            return push(directory: path, relativePrefix: relativePath + "/", depth: depth + 1, status: folderStatus)
         case .regular:
             guard isIncluded(relativePath) else { return nil }
             let fileStatus = status ?? (try? FileStatus(path: path, followLinks: true))

@@ -87,14 +87,14 @@ final class RunWorkFolder {
 extension Runner {
     /// The work folder and the journal's files (with the lock files beside them): never inputs.
     func ignoredPaths() -> [String] {
-        [settings.workDirectory, settings.workDirectory + ".lock"] + (journal?.localFiles ?? [])
+        [settings.workDirectory, settings.workDirectory + ".lock"] + (session?.localFiles ?? [])
     }
 
     /// Gives the run a folder of its own in the work folder, when it writes work files or keeps a journal (whose
     /// run then clears the folders killed runs left), and points `settings.workDirectory` at it.
     func claimRunFolder() throws -> RunWorkFolder? {
         guard journal != nil || stages.contains(where: \.writesWorkFiles) else { return nil }
-        let folder = try RunWorkFolder(base: settings.workDirectory, keeping: journal?.localFiles ?? [])
+        let folder = try RunWorkFolder(base: settings.workDirectory, keeping: session?.localFiles ?? [])
         settings.workDirectory = folder.path
         return folder
     }

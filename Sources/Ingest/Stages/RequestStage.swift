@@ -110,6 +110,9 @@ public struct RequestStage: Stage {
         return try perform(item, context: context, verifying: context.mayHaveRunBefore)
     }
 
+    /// A ticket reused from the journal may have expired since: an upload can still ask for a fresh one.
+    public func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }
+
     /// Lets a later upload ask for this ticket again when its signed URL expired — also when the ticket came from
     /// the journal (a resumed run), whose URL is the likeliest to have expired.
     func registerRenewal(_ item: Item, context: StageContext) {

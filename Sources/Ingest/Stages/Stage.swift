@@ -1,32 +1,6 @@
 import Foundation
 import Logging
 
-/// Settings of a run that every stage may need.
-public struct RunSettings: Sendable {
-    /// Directory for temp and transcoded files (`.ingest/work` under the current folder by default).
-    public var workDirectory: String
-    /// Per-file limit for one probe (FFmpeg is interrupted past it).
-    public var probeTimeout: Double
-    /// True for `ingest validate`: stages that need the network are left out.
-    public var offline: Bool
-    /// The process environment (for `${VAR}` and `env.NAME`).
-    public var environment: [String: String]
-    /// Set for `--dry-run` and `ingest test`: network stages render their requests and ask it instead of sending.
-    public var rehearsal: Rehearsal?
-    /// Where `-v` events go (each request's attempts); nil logs nothing.
-    public var logger: Logger?
-
-    public init(
-        workDirectory: String = ".ingest/work", probeTimeout: Double = 10, offline: Bool = false,
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) {
-        self.workDirectory = workDirectory
-        self.probeTimeout = probeTimeout
-        self.offline = offline
-        self.environment = environment
-    }
-}
-
 /// What a stage sees besides the item.
 public struct StageContext: Sendable {
     public var settings: RunSettings
@@ -77,21 +51,6 @@ public struct StageContext: Sendable {
 
     /// Reports bytes done (of `total`, when known) for the current stage; a no-op when nothing displays progress.
     public func reportProgress(done: Int64, total: Int64?) { progress?(done, total) }
-
-    /// The item's probe, computed once and cached on the item (validate, probe and geohash share it).
-    public func probe(_ item: Item, stage: String) throws -> ProbeResult {
-        if let cached = item.probeResult { return cached }
-        if let failed = item.probeError { throw failed }
-        do {
-            let result = try Prober.probe(path: item.artifact, timeout: settings.probeTimeout)
-            item.probeResult = result
-            return result
-        } catch let error as ProbeError {
-            let failed = ItemFailed(stage: stage, rule: error.rule, message: error.message)
-            item.probeError = failed
-            throw failed
-        }
-    }
 }
 
 /// One step of a pipeline. A stage is one file: its options type (which drives decoding, docs and the schema),
@@ -117,65 +76,15 @@ public protocol Stage: Sendable {
     func checkReadyToRun() throws
     /// Works on one item. Throws `ItemFailed` when the file breaks a rule; other errors become an internal failure.
     func run(_ item: Item, context: StageContext) throws -> StageOutcome
+    /// Called instead of `run` when a resumed file reuses this stage's journaled results: a stage whose answer can
+    /// go stale (a ticket's signed URL) sets up its renewal here. Does nothing by default.
+    func reused(_ item: Item, context: StageContext)
 }
 
 extension Stage {
     public func checkReadyToRun() throws {}
+    public func reused(_ item: Item, context: StageContext) {}
     public static var usesNetwork: Bool { false }
     public static var writesWorkFiles: Bool { false }
     public static var templateOffer: TemplateOffer? { nil }
-}
-
-/// A stage type as the registry knows it, with its options erased.
-public struct StageDescriptor: Sendable {
-    public let name: String
-    public let summary: String
-    public let usesNetwork: Bool
-    public let writesWorkFiles: Bool
-    public let templateOffer: TemplateOffer?
-    public let optionsSchema: JSONValue
-    /// Name, doc and default of each option, for the README reference.
-    public let optionDocs: [(name: String, doc: String, required: Bool, defaultText: String?)]
-    let make: @Sendable (ConfigNode) throws -> any Stage
-
-    init<S: Stage>(_ type: S.Type) {
-        name = S.name
-        summary = S.summary
-        usesNetwork = S.usesNetwork
-        writesWorkFiles = S.writesWorkFiles
-        templateOffer = S.templateOffer
-        optionsSchema = S.Options.jsonSchema
-        optionDocs = S.Options.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText) }
-        make = { node in
-            let options = try S.Options(from: node)
-            do {
-                return try S(options: options)
-            } catch let error as PipelineFileError {
-                throw error
-            } catch {
-                throw node.error("\(S.name): \(error)")
-            }
-        }
-    }
-
-    /// Builds the stage from its options node.
-    public func instantiate(_ node: ConfigNode) throws -> any Stage { try make(node) }
-}
-
-/// Every stage, by name. A new stage is one file plus one line here.
-public enum StageRegistry {
-    public static let all: [StageDescriptor] = [
-        StageDescriptor(ValidateStage.self),
-        StageDescriptor(ProbeStage.self),
-        StageDescriptor(GeohashStage.self),
-        StageDescriptor(LookupStage.self),
-        StageDescriptor(JpegStage.self),
-        StageDescriptor(AudioStage.self),
-        StageDescriptor(VideoStage.self),
-        StageDescriptor(RequestStage.self),
-        StageDescriptor(UploadStage.self),
-    ]
-
-    public static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }
-    public static var names: [String] { all.map(\.name) }
 }

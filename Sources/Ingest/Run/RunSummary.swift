@@ -1,0 +1,22 @@
+/// Counts of a finished run.
+public struct RunSummary: Sendable, Equatable {
+    public var passed = 0
+    public var failed = 0
+    public var skipped = 0
+    public init() {}
+    public var total: Int { passed + failed + skipped }
+
+    /// Counts one more file (for reports rebuilt from the journal).
+    public mutating func add(_ status: ItemStatus) { count(status) }
+
+    mutating func count(_ status: ItemStatus) {
+        switch status {
+        case .passed: passed += 1
+        case .failed: failed += 1
+        case .skipped: skipped += 1
+        }
+    }
+
+    /// `3 passed, 1 failed, 0 skipped` — the closing line of every report.
+    public var line: String { "\(passed) passed, \(failed) failed, \(skipped) skipped" }
+}

@@ -1,0 +1,53 @@
+/// A stage type as the registry knows it, with its options erased.
+public struct StageDescriptor: Sendable {
+    public let name: String
+    public let summary: String
+    public let usesNetwork: Bool
+    public let writesWorkFiles: Bool
+    public let templateOffer: TemplateOffer?
+    public let optionsSchema: JSONValue
+    /// Name, doc and default of each option, for the README reference.
+    public let optionDocs: [(name: String, doc: String, required: Bool, defaultText: String?)]
+    let make: @Sendable (ConfigNode) throws -> any Stage
+
+    init<S: Stage>(_ type: S.Type) {
+        name = S.name
+        summary = S.summary
+        usesNetwork = S.usesNetwork
+        writesWorkFiles = S.writesWorkFiles
+        templateOffer = S.templateOffer
+        optionsSchema = S.Options.jsonSchema
+        optionDocs = S.Options.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText) }
+        make = { node in
+            let options = try S.Options(from: node)
+            do {
+                return try S(options: options)
+            } catch let error as PipelineFileError {
+                throw error
+            } catch {
+                throw node.error("\(S.name): \(error)")
+            }
+        }
+    }
+
+    /// Builds the stage from its options node.
+    public func instantiate(_ node: ConfigNode) throws -> any Stage { try make(node) }
+}
+
+/// Every stage, by name. A new stage is one file plus one line here.
+public enum StageRegistry {
+    public static let all: [StageDescriptor] = [
+        StageDescriptor(ValidateStage.self),
+        StageDescriptor(ProbeStage.self),
+        StageDescriptor(GeohashStage.self),
+        StageDescriptor(LookupStage.self),
+        StageDescriptor(JpegStage.self),
+        StageDescriptor(AudioStage.self),
+        StageDescriptor(VideoStage.self),
+        StageDescriptor(RequestStage.self),
+        StageDescriptor(UploadStage.self),
+    ]
+
+    public static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }
+    public static var names: [String] { all.map(\.name) }
+}

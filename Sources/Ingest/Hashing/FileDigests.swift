@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// SHA-256 and MD5 of the file being sent, read once in 256 KiB chunks and cached on the item (an upload that
 /// streams the whole file fills the SHA-256 cache too, so a later callback does not read it again). MD5 is only
@@ -11,15 +12,11 @@ enum FileDigests {
             item.templateValues["sha256"] = .string(known)
             return known
         }
-        guard let handle = FileHandle(forReadingAtPath: item.artifact) else {
-            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot open \(item.artifact) to hash it")
-        }
-        defer { try? handle.close() }
         let hasher = DigestObserver(md5: name == "md5")
         do {
-            while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty {
-                chunk.withUnsafeBytes { hasher.consume($0) }
-            }
+            try ContentHash.read(item.artifact) { hasher.consume($0) }
+        } catch let error as SystemError where error.call == "open" {
+            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot open \(item.artifact) to hash it")
         } catch {
             throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read \(item.artifact): \(error)")
         }

@@ -29,14 +29,7 @@ public struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertib
         template = Template(source: source, parts: parts)
     }
 
-    public init(from node: ConfigNode) throws {
-        let text = try String(from: node)
-        do {
-            try self.init(text)
-        } catch let error as TemplateSyntaxError {
-            throw node.error(error.message)
-        }
-    }
+    public init(from node: ConfigNode) throws { self = try node.template(Self.init(_:)) }
 
     public static var jsonSchema: JSONValue { ["type": "string"] }
     public var description: String { source }

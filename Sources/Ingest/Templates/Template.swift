@@ -60,14 +60,7 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
         return filters.isEmpty ? .variable(name) : .filtered(name, filters)
     }
 
-    public init(from node: ConfigNode) throws {
-        let text = try String(from: node)
-        do {
-            try self.init(text)
-        } catch let error as TemplateSyntaxError {
-            throw node.error(error.message)
-        }
-    }
+    public init(from node: ConfigNode) throws { self = try node.template(Self.init(_:)) }
 
     public static var jsonSchema: JSONValue { ["type": "string"] }
     public var description: String { source }
@@ -120,6 +113,19 @@ extension Template.Part {
         case .null: throw scope.missing(name, because: "it is null")
         case .object, .array: return value.serialized()
         default: return value.stringValue ?? ""
+        }
+    }
+}
+
+extension ConfigNode {
+    /// This node's text parsed by `parse` (a `Template`, a `DedupeKey`): a syntax error becomes a pipeline-file
+    /// error at this node's line.
+    func template<Parsed>(_ parse: (String) throws -> Parsed) throws -> Parsed {
+        let text = try String(from: self)
+        do {
+            return try parse(text)
+        } catch let error as TemplateSyntaxError {
+            throw self.error(error.message)
         }
     }
 }

@@ -78,7 +78,7 @@ enum WorkFolder {
     static func fittedFileName(_ name: String, fileExtension: String) -> String {
         let full = name + "." + fileExtension
         guard full.utf8.count > maxNameBytes else { return full }
-        let hash = ContentHash.hex(SHA256.hash(data: Data(name.utf8))).prefix(8)
+        let hash = SHA256.hash(data: Data(name.utf8)).hexString.prefix(8)
         let suffix = "~\(hash).\(fileExtension)"
         return prefix(of: name, maxBytes: maxNameBytes - suffix.utf8.count) + suffix
     }

@@ -412,13 +412,3 @@ enum AWSURI {
 
     static func decodeString(_ text: String) -> String { String(decoding: decode(text), as: UTF8.self) }
 }
-
-extension Sequence where Element == UInt8 {
-    /// Lowercase hex, as AWS prints hashes and signatures.
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in self { out += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
-        return String(decoding: out, as: UTF8.self)
-    }
-}

@@ -25,9 +25,7 @@ enum ContentHash {
     static func sha256(path: String, stage: String) throws -> String {
         var digest = StreamDigest(sha256: true)
         do {
-            _ = try readFileSlice(path: path, offset: 0, length: Int64.max, chunkSize: chunkSize) {
-                digest.update($0)
-            }
+            try read(path) { digest.update($0) }
         } catch let error as SystemError {
             let verb = error.call == "open" ? "open" : "read"
             throw ItemFailed(
@@ -36,16 +34,12 @@ enum ContentHash {
         return digest.finalize().sha256Hex
     }
 
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
+    /// Hands the whole file to `consume` in `chunkSize` reads: the one way a whole file is read to be hashed
+    /// (counted by `FileReadCounter` as hashing). Throws `SystemError` when it cannot be opened or read.
+    static func read(_ path: String, into consume: (UnsafeRawBufferPointer) throws -> Void) throws {
+        _ = try readFileSlice(path: path, offset: 0, length: Int64.max, chunkSize: chunkSize, consume)
     }
 
     /// SHA-256 of text (the effective pipeline configuration).
-    static func sha256(text: String) -> String { hex(SHA256.hash(data: Data(text.utf8))) }
+    static func sha256(text: String) -> String { SHA256.hash(data: Data(text.utf8)).hexString }
 }

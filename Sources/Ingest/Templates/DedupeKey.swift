@@ -5,51 +5,31 @@ import Foundation
 /// name; `"{{dir.name}}-{{date.yyyyMMdd}}"` is HelpPet's "one recording per pet per day", enforced before a
 /// request could be refused with 409.
 public struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertible {
-    enum Part: Sendable, Equatable {
-        case text(String)
-        case variable(String)
-    }
-
-    public let source: String
-    let parts: [Part]
+    /// The key parsed once, at load, by the one template parser; its variables are all plain built-ins.
+    let template: Template
+    public var source: String { template.source }
 
     /// The variables a key may use: built-ins only, since it is rendered before any stage runs.
     static let variables = JournalTemplate.variables
 
-    public init(_ source: String) throws(JournalTemplate.SyntaxError) {
-        self.source = source
-        var parts: [Part] = []
-        var rest = source[...]
-        while let open = rest.range(of: "{{") {
-            if open.lowerBound > rest.startIndex { parts.append(.text(String(rest[..<open.lowerBound]))) }
-            guard let close = rest[open.upperBound...].range(of: "}}") else {
-                throw JournalTemplate.SyntaxError(message: "'{{' without a closing '}}' in '\(source)'")
-            }
-            let name = rest[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)
+    public init(_ source: String) throws {
+        let parts = try Template.parse(source) { inside in
+            let name = inside.trimmingCharacters(in: .whitespaces)
             guard DedupeKey.variables.contains(name) else {
-                throw JournalTemplate.SyntaxError(
+                throw TemplateSyntaxError(
                     message: "'{{\(name)}}' cannot be used in a dedupe key; use "
                         + DedupeKey.variables.map { "{{\($0)}}" }.joined(separator: ", "))
             }
-            parts.append(.variable(name))
-            rest = rest[close.upperBound...]
+            return .variable(name)
         }
-        if !rest.isEmpty { parts.append(.text(String(rest))) }
         guard parts.contains(where: { if case .variable = $0 { true } else { false } }) else {
-            throw JournalTemplate.SyntaxError(
+            throw TemplateSyntaxError(
                 message: "a dedupe key without a {{variable}} would make every file a duplicate of the first")
         }
-        self.parts = parts
+        template = Template(source: source, parts: parts)
     }
 
-    public init(from node: ConfigNode) throws {
-        let text = try String(from: node)
-        do {
-            try self.init(text)
-        } catch {
-            throw node.error(error.message)
-        }
-    }
+    public init(from node: ConfigNode) throws { self = try node.template(Self.init(_:)) }
 
     public static var jsonSchema: JSONValue { ["type": "string"] }
     public var description: String { source }
@@ -59,16 +39,12 @@ public struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertib
     public func render(for item: Item, settings: RunSettings) throws -> String {
         let scope = TemplateScope(item: item, context: StageContext(settings: settings), stage: "dedupe")
         var out = ""
-        for part in parts {
-            switch part {
-            case .text(let text): out += text
-            case .variable(let name):
-                // The input's own hash (before any transcode), read once and kept for the journal.
-                if name == "sha256" {
-                    out += try item.sha256(stage: "dedupe")
-                } else {
-                    out += try Template("{{\(name)}}").render(scope)
-                }
+        for part in template.parts {
+            // The input's own hash (before any transcode), read once and kept for the journal.
+            if case .variable("sha256") = part {
+                out += try item.sha256(stage: "dedupe")
+            } else {
+                out += try part.render(scope)
             }
         }
         return out
@@ -95,13 +71,9 @@ struct DedupeOptions: StageOptions, Sendable {
 }
 
 /// The built-in template values the journal needs before any stage runs: which ones a dedupe key may use (no
-/// stage has run yet, so no stage results), and the `uuid` and `date` it fixes first, stored in
-/// `item.templateValues` exactly as the shared renderer (`TemplateScope`) makes and reads them.
+/// stage has run yet, so no stage results), and the `uuid` and `date` it fixes first, kept in `item.templateValues`
+/// (and the journal) so a re-run names the same; `TemplateScope` reads `{{uuid}}` and `{{date.*}}` through them.
 public enum JournalTemplate {
-    public struct SyntaxError: Error, Sendable {
-        public var message: String
-    }
-
     static let variables = [
         "sha256", "file.name", "file.stem", "file.ext", "file.path", "dir.name", "date.yyyy", "date.MM", "date.dd",
         "date.yyyyMMdd", "uuid",

@@ -33,7 +33,7 @@ struct StreamDigest {
     struct Result: Sendable, Equatable {
         var sha256: [UInt8]
         var md5: [UInt8]
-        var sha256Hex: String { ContentHash.hex(sha256) }
-        var md5Hex: String { ContentHash.hex(md5) }
+        var sha256Hex: String { sha256.hexString }
+        var md5Hex: String { md5.hexString }
     }
 }

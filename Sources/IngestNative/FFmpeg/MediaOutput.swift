@@ -25,7 +25,7 @@ package final class TemporaryOutputFile {
             return mkstemps(base, 4)
         }
         let path = String(cString: template)
-        if fd < 0 { throw SystemCallError(call: "mkstemps", errno: errno, path: path) }
+        if fd < 0 { throw SystemError(call: "mkstemps", path: path, errno: errno) }
         close(fd)
         temporaryPath = path
     }
@@ -35,13 +35,11 @@ package final class TemporaryOutputFile {
     /// Makes the file durable and renames it to `finalPath` (atomic on one file system).
     package func commit() throws {
         let fd = open(temporaryPath, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { throw SystemCallError(call: "open", errno: errno, path: temporaryPath) }
+        if fd < 0 { throw SystemError(call: "open", path: temporaryPath, errno: errno) }
         defer { close(fd) }
-        if fchmod(fd, 0o644) != 0 { throw SystemCallError(call: "fchmod", errno: errno, path: temporaryPath) }
-        if fsync(fd) != 0 { throw SystemCallError(call: "fsync", errno: errno, path: temporaryPath) }
-        if rename(temporaryPath, finalPath) != 0 {
-            throw SystemCallError(call: "rename", errno: errno, path: finalPath)
-        }
+        if fchmod(fd, 0o644) != 0 { throw SystemError(call: "fchmod", path: temporaryPath, errno: errno) }
+        if fsync(fd) != 0 { throw SystemError(call: "fsync", path: temporaryPath, errno: errno) }
+        try FileSystem.rename(temporaryPath, to: finalPath)
         committed = true
         let directoryFD = open(Self.directory(of: finalPath), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 {

@@ -7,22 +7,6 @@
 /// `read(2)`, under a name the static `StillFile.read` does not shadow.
 private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(fd, buffer, count) }
 
-/// A failed system call: its name, errno and `strerror` text.
-package struct SystemCallError: Error, Hashable, Sendable, CustomStringConvertible {
-    package var call: String
-    package var errno: Int32
-    package var path: String
-
-    package init(call: String, errno: Int32, path: String) {
-        self.call = call
-        self.errno = errno
-        self.path = path
-    }
-
-    package var message: String { String(cString: strerror(errno)) }
-    package var description: String { "\(call)(\(path)): \(message)" }
-}
-
 /// Reading a whole still into memory (TurboJPEG, libavcodec and libheif all want one buffer) and writing a result
 /// atomically. Stills are small; videos never come through here.
 package enum StillFile {
@@ -39,10 +23,10 @@ package enum StillFile {
     /// byte is allocated (one descriptor, `read` in a loop that retries `EINTR`).
     package static func read(path: String, limit: Int) throws -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { throw SystemCallError(call: "open", errno: errno, path: path) }
+        if fd < 0 { throw SystemError(call: "open", path: path, errno: errno) }
         defer { close(fd) }
         var info = stat()
-        if fstat(fd, &info) != 0 { throw SystemCallError(call: "fstat", errno: errno, path: path) }
+        if fstat(fd, &info) != 0 { throw SystemError(call: "fstat", path: path, errno: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw ReadRefusal.notRegularFile }
         let size = Int(info.st_size)
         guard size <= limit else { throw ReadRefusal.tooLarge(size: size, limit: limit) }
@@ -61,7 +45,7 @@ package enum StillFile {
             }
             initialized = total
         }
-        if failure != 0 { throw SystemCallError(call: "read", errno: failure, path: path) }
+        if failure != 0 { throw SystemError(call: "read", path: path, errno: failure) }
         if total != size { throw ReadRefusal.changedWhileReading(expected: size, read: total) }
         // One more byte would mean the file grew after fstat: what was read is not the whole file.
         var probe: UInt8 = 0
@@ -81,7 +65,7 @@ package enum StillFile {
             return mkstemps(base, 4)
         }
         let tempPath = String(cString: template)
-        if fd < 0 { throw SystemCallError(call: "mkstemps", errno: errno, path: tempPath) }
+        if fd < 0 { throw SystemError(call: "mkstemps", path: tempPath, errno: errno) }
         var committed = false
         defer { if !committed { unlink(tempPath) } }
         do {
@@ -95,15 +79,15 @@ package enum StillFile {
                     }
                     if count < 0 {
                         if errno == EINTR { continue }
-                        throw SystemCallError(call: "write", errno: errno, path: tempPath)
+                        throw SystemError(call: "write", path: tempPath, errno: errno)
                     }
                     written += count
                 }
             }
-            if fchmod(fd, 0o644) != 0 { throw SystemCallError(call: "fchmod", errno: errno, path: tempPath) }
-            if fsync(fd) != 0 { throw SystemCallError(call: "fsync", errno: errno, path: tempPath) }
+            if fchmod(fd, 0o644) != 0 { throw SystemError(call: "fchmod", path: tempPath, errno: errno) }
+            if fsync(fd) != 0 { throw SystemError(call: "fsync", path: tempPath, errno: errno) }
         }
-        if rename(tempPath, path) != 0 { throw SystemCallError(call: "rename", errno: errno, path: path) }
+        try FileSystem.rename(tempPath, to: path)
         committed = true
         let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 {
@@ -118,7 +102,7 @@ package enum StillFile {
         for component in path.split(separator: "/") {
             current += "/" + component
             if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw SystemCallError(call: "mkdir", errno: errno, path: current)
+                throw SystemError(call: "mkdir", path: current, errno: errno)
             }
         }
     }

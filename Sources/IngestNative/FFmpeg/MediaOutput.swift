@@ -41,11 +41,7 @@ package final class TemporaryOutputFile {
         if fsync(fd) != 0 { throw SystemError(call: "fsync", path: temporaryPath, errno: errno) }
         try FileSystem.rename(temporaryPath, to: finalPath)
         committed = true
-        let directoryFD = open(Self.directory(of: finalPath), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
+        FileSystem.syncFolder(Self.directory(of: finalPath))
     }
 
     private static func directory(of path: String) -> String {

@@ -89,11 +89,7 @@ package enum StillFile {
         }
         try FileSystem.rename(tempPath, to: path)
         committed = true
-        let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
+        FileSystem.syncFolder(directory.isEmpty ? "." : directory)
     }
 
     /// `mkdir -p`: creates `path` and its missing parents (mode 0755).

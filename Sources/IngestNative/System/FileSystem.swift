@@ -60,6 +60,15 @@ package enum FileSystem {
             throw SystemError(call: "rename", path: destination, errno: errno)
         }
     }
+
+    /// `fsync(2)` on a folder, so a rename into it survives a crash; best effort (a folder that cannot be opened
+    /// is left as it is, like the file systems that cannot sync one).
+    package static func syncFolder(_ path: String) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
 }
 
 /// `rename(2)`, under a name `FileSystem.rename` does not shadow.

@@ -53,43 +53,13 @@ package enum StillFile {
         return bytes
     }
 
-    /// Writes `chunks` to a new temp file next to `path`, `fsync`s it, renames it over `path` and `fsync`s the
-    /// directory: readers see the old file or the whole new one, never a part. On any failure the temp file is
-    /// removed and `path` is untouched.
+    /// Writes `chunks` to a new temp file next to `path` (a `TemporaryOutputFile`), `fsync`s it, renames it over
+    /// `path` and `fsync`s the directory: readers see the old file or the whole new one, never a part. On any
+    /// failure the temp file is removed and `path` is untouched.
     package static func writeAtomically(_ chunks: [[UInt8]], to path: String) throws {
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let name = path.split(separator: "/").last.map(String.init) ?? "output"
-        var template = Array("\(directory.isEmpty ? "." : directory)/.\(name).XXXXXX.tmp".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            guard let base = buffer.baseAddress else { return -1 }
-            return mkstemps(base, 4)
-        }
-        let tempPath = String(cString: template)
-        if fd < 0 { throw SystemError(call: "mkstemps", path: tempPath, errno: errno) }
-        var committed = false
-        defer { if !committed { unlink(tempPath) } }
-        do {
-            defer { close(fd) }
-            for chunk in chunks where !chunk.isEmpty {
-                var written = 0
-                while written < chunk.count {
-                    let count = chunk.withUnsafeBufferPointer { buffer -> Int in
-                        guard let base = buffer.baseAddress else { return 0 }
-                        return write(fd, base + written, buffer.count - written)
-                    }
-                    if count < 0 {
-                        if errno == EINTR { continue }
-                        throw SystemError(call: "write", path: tempPath, errno: errno)
-                    }
-                    written += count
-                }
-            }
-            if fchmod(fd, 0o644) != 0 { throw SystemError(call: "fchmod", path: tempPath, errno: errno) }
-            if fsync(fd) != 0 { throw SystemError(call: "fsync", path: tempPath, errno: errno) }
-        }
-        try FileSystem.rename(tempPath, to: path)
-        committed = true
-        FileSystem.syncFolder(directory.isEmpty ? "." : directory)
+        let file = try TemporaryOutputFile(finalPath: path)
+        try file.write(chunks)
+        try file.commit()
     }
 
     /// `mkdir -p`: creates `path` and its missing parents (mode 0755).

@@ -13,11 +13,11 @@ enum JournalFile {
         let name = (path as NSString).lastPathComponent
         let temporary =
             (folder.isEmpty ? "" : folder + "/") + ".\(name).\(UUID().uuidString.prefix(8).lowercased()).tmp"
-        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) } }
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileSystem.remove(temporary + suffix) } }
         // Left by a run killed while creating the journal (the caller holds the writer lock: no other run is).
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
         for stale in names where stale.hasPrefix(".\(name).") && stale.contains(".tmp") {
-            unlink((folder.isEmpty ? "" : folder + "/") + stale)
+            try? FileSystem.remove((folder.isEmpty ? "" : folder + "/") + stale)
         }
         do {
             try PrivateFile.create(temporary)
@@ -34,9 +34,8 @@ enum JournalFile {
         } catch let error as SQLiteError {
             throw JournalError("cannot create the journal \(path): \(error.message)")
         }
-        guard rename(temporary, path) == 0 else {
-            let failure = SystemError(call: "rename", path: path, errno: errno)
-            throw JournalError("cannot create the journal \(path): \(failure.reason)")
+        do { try FileSystem.rename(temporary, to: path) } catch {
+            throw JournalError("cannot create the journal \(path): \(error.reason)")
         }
     }
 

@@ -46,7 +46,7 @@ extension FileLock {
             }
             return held ? (pid, String(words[1])) : nil
         }
-        return kill(pid, 0) == 0 || errno == EPERM ? (pid, String(words[1])) : nil
+        return Processes.isAlive(pid) ? (pid, String(words[1])) : nil
     }
 }
 

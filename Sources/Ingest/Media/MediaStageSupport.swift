@@ -137,8 +137,10 @@ enum MediaStageSupport {
                 throw ItemFailed.interrupted(stage: stage, reason: cancellation.reason, during: "the transcode")
             }
             throw ItemFailed(stage: stage, rule: error.kind.rawValue, message: error.message)
-        } catch let error as SystemCallError {
-            throw ItemFailed(stage: stage, rule: "output", message: "cannot write \(outputPath): \(error)")
+        } catch let error as SystemError {
+            throw ItemFailed(
+                stage: stage, rule: "output",
+                message: "cannot write \(outputPath): \(error.call)(\(error.path)): \(error.message)")
         }
     }
 

@@ -136,6 +136,6 @@ public enum Sniffer {
             close(fd)
             return "unknown error"
         }
-        return String(cString: strerror(errno)).lowercased()
+        return SystemError.last(call: "open", path: path).reason
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// `--report-format github`: the table, plus a GitHub Actions workflow command for each broken rule
 /// (`::error file=…,title=…::stage.rule: message`), which the run page shows as an annotation on the file; and,
@@ -65,7 +66,8 @@ final class GitHubReportWriter: ReportWriter {
     static func append(_ text: String, to path: String) throws {
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw ReportError("cannot write the job summary \(path): \(String(cString: strerror(errno)))")
+            let failure = SystemError.last(call: "open", path: path)
+            throw ReportError("cannot write the job summary \(path): \(failure.message)")
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// One `<testsuite>` of a JUnit report: its test cases spooled to a temp file (mode 0600, removed on deinit) until
 /// its counts, which XML puts first, are known. A report from a journal that two pipelines shared has one per
@@ -20,7 +21,7 @@ final class JUnitSuiteSpool {
 
     deinit {
         try? spool.close()
-        unlink(spoolPath)
+        try? FileSystem.remove(spoolPath)
     }
 
     /// Adds one `<testcase>` element.

@@ -42,7 +42,7 @@ final class RunWorkFolder {
     func remove() {
         guard let lock else { return }
         try? FileManager.default.removeItem(atPath: path)
-        unlink(path + RunWorkFolder.lockSuffix)
+        try? FileSystem.remove(path + RunWorkFolder.lockSuffix)
         withExtendedLifetime(lock) { self.lock = nil }
     }
 
@@ -79,7 +79,7 @@ final class RunWorkFolder {
             let age = Date().timeIntervalSince1970 - Double(status.modified) / 1e9
             guard status.size > 0 || age > 60 else { return }
             if let folder { try? FileManager.default.removeItem(atPath: folder) }
-            unlink(lockPath)
+            try? FileSystem.remove(lockPath)
         }
     }
 }

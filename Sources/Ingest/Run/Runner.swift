@@ -217,9 +217,9 @@ public final class Runner: @unchecked Sendable {
 
     /// Temp files and a transcoded artifact in the work folder belong to the file alone: removed once it is finished.
     private func removeTemporaryFiles(of item: Item) {
-        for path in item.temporaryFiles { unlink(path) }
+        for path in item.temporaryFiles { try? FileSystem.remove(path) }
         if item.artifact != item.path, WorkFolder.contains(item.artifact, folder: settings.workDirectory) {
-            unlink(item.artifact)
+            try? FileSystem.remove(item.artifact)
         }
     }
 }

@@ -363,7 +363,7 @@ struct StillTranscoder {
                 throw fail("unreadable", "file changed while being read (\(expected) bytes expected, \(read) read)")
             case .notRegularFile: throw fail("unreadable", "not a regular file")
             }
-        } catch let error as SystemCallError {
+        } catch let error as SystemError {
             throw fail("unreadable", "\(error.call): \(error.message)")
         }
     }
@@ -393,7 +393,7 @@ struct StillTranscoder {
         do {
             try StillFile.makeDirectories((path as NSString).deletingLastPathComponent)
             try StillFile.writeAtomically(chunks, to: path)
-        } catch let error as SystemCallError {
+        } catch let error as SystemError {
             throw fail("output", "cannot write \(path): \(error.call): \(error.message)")
         }
     }

@@ -368,7 +368,15 @@ package final class HTTPClient: @unchecked Sendable {
         }
         let transfer = HTTPTransfer(easy: easy, reader: reader, maxResponseBytes: request.maxResponseBytes)
         let me = Unmanaged.passUnretained(transfer).toOpaque()
+        try setConnectionOptions(easy, request)
+        try setCallbacks(easy, me)
+        try setMethodAndBody(easy, request, me)
+        try setHeaders(easy, request)
+        return transfer
+    }
 
+    /// Where to connect and how: protocols, redirects, TLS checks, HTTP version, timeouts.
+    private func setConnectionOptions(_ easy: CurlEasy, _ request: HTTPRequest) throws {
         try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_NOSIGNAL, 1)  // threads: no SIGALRM for DNS timeouts
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
@@ -388,7 +396,10 @@ package final class HTTPClient: @unchecked Sendable {
         try easy.set(CURLOPT_LOW_SPEED_TIME, request.lowSpeedTime)
         try easy.set(CURLOPT_ACCEPT_ENCODING, "")  // whatever curl can decode
         // Proxies: curl reads http_proxy / https_proxy / no_proxy itself when CURLOPT_PROXY is unset.
+    }
 
+    /// The response body, header and progress callbacks, each given the transfer (`me`) as userdata.
+    private func setCallbacks(_ easy: CurlEasy, _ me: UnsafeMutableRawPointer) throws {
         _ = ingest_curl_easy_setopt_write_function(easy.handle, writeCallback)
         try easy.set(CURLOPT_WRITEDATA, pointer: me)
         _ = ingest_curl_easy_setopt_header_function(easy.handle, headerCallback)
@@ -396,7 +407,10 @@ package final class HTTPClient: @unchecked Sendable {
         _ = ingest_curl_easy_setopt_xferinfo_function(easy.handle, progressCallback)
         try easy.set(CURLOPT_XFERINFODATA, pointer: me)
         try easy.set(CURLOPT_NOPROGRESS, 0)
+    }
 
+    /// The method, and for a request with a body its read and seek callbacks (userdata `me`) and length.
+    private func setMethodAndBody(_ easy: CurlEasy, _ request: HTTPRequest, _ me: UnsafeMutableRawPointer) throws {
         let method = request.method.uppercased()
         if let body = request.body {
             _ = ingest_curl_easy_setopt_read_function(easy.handle, readCallback)
@@ -425,14 +439,16 @@ package final class HTTPClient: @unchecked Sendable {
         } else {
             try easy.set(CURLOPT_CUSTOMREQUEST, method)
         }
+    }
 
+    /// The request's headers; a body without a Content-Type gets none (curl would invent form-urlencoded).
+    private func setHeaders(_ easy: CurlEasy, _ request: HTTPRequest) throws {
         let headers = CurlStringList()
         for header in request.headers { try headers.append("\(header.name): \(header.value)") }
         if request.body != nil && !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
             try headers.append("Content-Type:")  // no invented form-urlencoded type
         }
         try easy.set(CURLOPT_HTTPHEADER, list: headers)
-        return transfer
     }
 
     private func loop() {

@@ -199,15 +199,7 @@ package final class MediaInput {
         let rawDuration = context.pointee.duration
         let containerDuration = rawDuration > 0 && rawDuration != Int64.min ? Double(rawDuration) / 1_000_000 : nil
         duration = containerDuration
-        if context.pointee.bit_rate > 0 {
-            bitRate = context.pointee.bit_rate
-        } else if let containerDuration, containerDuration > 0, fileSize > 0 {
-            // What avformat_find_stream_info's timing estimate would set (and ffprobe prints).
-            let estimate = Double(fileSize) * 8 / containerDuration
-            bitRate = estimate < Double(Int64.max) ? Int64(estimate) : nil
-        } else {
-            bitRate = nil
-        }
+        bitRate = Self.bitRate(declared: context.pointee.bit_rate, fileSize: fileSize, duration: containerDuration)
         metadata = Self.dictionary(context.pointee.metadata)
         var streams: [MediaStreamInfo] = []
         for index in 0..<Int(context.pointee.nb_streams) {
@@ -215,6 +207,15 @@ package final class MediaInput {
             streams.append(Self.describe(stream, index: index, headerOnly: !ran))
         }
         self.streams = streams
+    }
+
+    /// The container's bit rate, or when it declares none what avformat_find_stream_info's timing estimate would
+    /// set (and ffprobe prints): the file's bits over its duration.
+    private static func bitRate(declared: Int64, fileSize: Int64, duration: Double?) -> Int64? {
+        if declared > 0 { return declared }
+        guard let duration, duration > 0, fileSize > 0 else { return nil }
+        let estimate = Double(fileSize) * 8 / duration
+        return estimate < Double(Int64.max) ? Int64(estimate) : nil
     }
 
     deinit {
@@ -311,17 +312,7 @@ package final class MediaInput {
         if codec.codec_id != AV_CODEC_ID_NONE, let descriptor = avcodec_descriptor_get(codec.codec_id) {
             info.codecName = String(cString: descriptor.pointee.name)
         }
-        if codec.profile != FF_PROFILE_UNKNOWN, let profile = avcodec_profile_name(codec.codec_id, codec.profile) {
-            info.profile = String(cString: profile)
-        } else if codec.profile != FF_PROFILE_UNKNOWN {
-            // ffprobe prints the number when FFmpeg has no name for it (VP8's 0).
-            info.profile = String(codec.profile)
-        } else if let profile = ExtradataProfile.name(
-            codec: info.codecName, extradata: codec.extradata,
-            size: Int(codec.extradata_size))
-        {
-            info.profile = profile
-        }
+        info.profile = profileName(codec, codecName: info.codecName)
         if codec.bit_rate > 0 { info.bitRate = codec.bit_rate }
         switch codec.codec_type {
         case AVMEDIA_TYPE_VIDEO:
@@ -339,23 +330,41 @@ package final class MediaInput {
             if codec.sample_rate > 0 { info.sampleRate = Int(codec.sample_rate) }
             let channels = ingest_av_channels(parameters)
             if channels > 0 { info.channels = Int(channels) }
-            info.channelLayout = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer in
-                guard let base = buffer.baseAddress else { return nil }
-                ingest_av_channel_layout_describe(parameters, base, buffer.count)
-                if base[0] == 0, channels > 0, headerOnly {
-                    // The mov header gives only a count; the decoder (and so ffprobe) assumes the default
-                    // layout for it, as av_channel_layout_default does.
-                    var layout = AVChannelLayout()
-                    av_channel_layout_default(&layout, channels)
-                    if av_channel_layout_describe(&layout, base, buffer.count) < 0 { base[0] = 0 }
-                    av_channel_layout_uninit(&layout)
-                }
-                let text = String(cString: base)
-                return text.isEmpty ? nil : text
-            }
+            info.channelLayout = channelLayout(parameters, channels: channels, headerOnly: headerOnly)
         default: break
         }
         return info
+    }
+
+    /// FFmpeg's name for the profile; the number when it has none (ffprobe prints VP8's 0 so); or, when the
+    /// stream declares none, what the codec's extradata says.
+    private static func profileName(_ codec: AVCodecParameters, codecName: String?) -> String? {
+        if codec.profile != FF_PROFILE_UNKNOWN, let profile = avcodec_profile_name(codec.codec_id, codec.profile) {
+            return String(cString: profile)
+        } else if codec.profile != FF_PROFILE_UNKNOWN {
+            return String(codec.profile)
+        }
+        return ExtradataProfile.name(codec: codecName, extradata: codec.extradata, size: Int(codec.extradata_size))
+    }
+
+    /// The channel layout's name ("stereo", "5.1(side)"), nil when FFmpeg has none.
+    private static func channelLayout(
+        _ parameters: UnsafeMutablePointer<AVCodecParameters>, channels: Int32, headerOnly: Bool
+    ) -> String? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            ingest_av_channel_layout_describe(parameters, base, buffer.count)
+            if base[0] == 0, channels > 0, headerOnly {
+                // The mov header gives only a count; the decoder (and so ffprobe) assumes the default
+                // layout for it, as av_channel_layout_default does.
+                var layout = AVChannelLayout()
+                av_channel_layout_default(&layout, channels)
+                if av_channel_layout_describe(&layout, base, buffer.count) < 0 { base[0] = 0 }
+                av_channel_layout_uninit(&layout)
+            }
+            let text = String(cString: base)
+            return text.isEmpty ? nil : text
+        }
     }
 
     /// An `AVDictionary` as a Swift dictionary (`av_dict_get` with an empty key and `AV_DICT_IGNORE_SUFFIX`).

@@ -164,16 +164,7 @@ package final class MediaEncoder {
         h264 settings: VideoEncoderSettings, timeBase: (num: Int32, den: Int32), matching decoder: MediaDecoder,
         globalHeader: Bool
     ) throws {
-        guard let codec = avcodec_find_encoder_by_name("libx264") else {
-            throw FFmpegError(
-                call: "avcodec_find_encoder_by_name", code: FFmpegErrorCode(posix: ENOSYS),
-                message: "this FFmpeg has no libx264 encoder")
-        }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw FFmpegError(call: "avcodec_alloc_context3", code: .outOfMemory)
-        }
-        var local: UnsafeMutablePointer<AVCodecContext>? = context
-        do {
+        context = try Self.makeContext(encoder: "libx264") { context, codec in
             let source = decoder.context.pointee
             context.pointee.width = Int32(settings.width)
             context.pointee.height = Int32(settings.height)
@@ -203,26 +194,13 @@ package final class MediaEncoder {
                     call: "avcodec_open2(libx264)", code: FFmpegErrorCode(posix: EINVAL),
                     message: "libx264 does not take option '\(String(cString: key))'")
             }
-        } catch {
-            avcodec_free_context(&local)
-            throw error
         }
-        self.context = context
         codecName = "h264"
     }
 
     /// An AAC encoder (float planar input, `frameSize` samples per frame except the last) at `settings`.
     package init(aac settings: AudioEncoderSettings, globalHeader: Bool) throws {
-        guard let codec = avcodec_find_encoder_by_name("aac") else {
-            throw FFmpegError(
-                call: "avcodec_find_encoder_by_name", code: FFmpegErrorCode(posix: ENOSYS),
-                message: "this FFmpeg has no aac encoder")
-        }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw FFmpegError(call: "avcodec_alloc_context3", code: .outOfMemory)
-        }
-        var local: UnsafeMutablePointer<AVCodecContext>? = context
-        do {
+        context = try Self.makeContext(encoder: "aac") { context, codec in
             context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
             context.pointee.sample_rate = Int32(settings.sampleRate)
             context.pointee.time_base = AVRational(num: 1, den: Int32(settings.sampleRate))
@@ -230,12 +208,31 @@ package final class MediaEncoder {
             av_channel_layout_default(&context.pointee.ch_layout, Int32(settings.channels))
             if globalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
             try ffmpegCall("avcodec_open2(aac)") { avcodec_open2(context, codec, nil) }
+        }
+        codecName = "aac"
+    }
+
+    /// Finds the encoder `name` (`avcodec_find_encoder_by_name`), allocates its context and hands both to
+    /// `configure`, which sets it up and opens it; the context is freed if `configure` throws.
+    private static func makeContext(
+        encoder name: String, _ configure: (UnsafeMutablePointer<AVCodecContext>, UnsafePointer<AVCodec>) throws -> Void
+    ) throws -> UnsafeMutablePointer<AVCodecContext> {
+        guard let codec = avcodec_find_encoder_by_name(name) else {
+            throw FFmpegError(
+                call: "avcodec_find_encoder_by_name", code: FFmpegErrorCode(posix: ENOSYS),
+                message: "this FFmpeg has no \(name) encoder")
+        }
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw FFmpegError(call: "avcodec_alloc_context3", code: .outOfMemory)
+        }
+        do {
+            try configure(context, codec)
         } catch {
+            var local: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&local)
             throw error
         }
-        self.context = context
-        codecName = "aac"
+        return context
     }
 
     deinit {

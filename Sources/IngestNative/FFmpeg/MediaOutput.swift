@@ -7,55 +7,6 @@ internal import CIngestShims
     import Darwin
 #endif
 
-/// A new file that appears at its final path only when complete: it is made as a hidden temp file beside the
-/// final path (`mkstemps`, so two runs never share one), and `commit()` `fsync`s it, renames it into place and
-/// `fsync`s the directory. Until then `deinit` removes it, so a failed or abandoned transcode leaves nothing.
-package final class TemporaryOutputFile {
-    package let finalPath: String
-    package let temporaryPath: String
-    private var committed = false
-
-    package init(finalPath: String) throws {
-        self.finalPath = finalPath
-        let directory = Self.directory(of: finalPath)
-        let name = finalPath.split(separator: "/").last.map(String.init) ?? "output"
-        var template = Array("\(directory)/.\(name).XXXXXX.tmp".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            guard let base = buffer.baseAddress else { return -1 }
-            return mkstemps(base, 4)
-        }
-        let path = String(cString: template)
-        if fd < 0 { throw SystemCallError(call: "mkstemps", errno: errno, path: path) }
-        close(fd)
-        temporaryPath = path
-    }
-
-    deinit { if !committed { unlink(temporaryPath) } }
-
-    /// Makes the file durable and renames it to `finalPath` (atomic on one file system).
-    package func commit() throws {
-        let fd = open(temporaryPath, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { throw SystemCallError(call: "open", errno: errno, path: temporaryPath) }
-        defer { close(fd) }
-        if fchmod(fd, 0o644) != 0 { throw SystemCallError(call: "fchmod", errno: errno, path: temporaryPath) }
-        if fsync(fd) != 0 { throw SystemCallError(call: "fsync", errno: errno, path: temporaryPath) }
-        if rename(temporaryPath, finalPath) != 0 {
-            throw SystemCallError(call: "rename", errno: errno, path: finalPath)
-        }
-        committed = true
-        let directoryFD = open(Self.directory(of: finalPath), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
-    }
-
-    private static func directory(of path: String) -> String {
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        return directory.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : directory
-    }
-}
-
 /// Output containers the transcoders write.
 package enum OutputContainer: String, Sendable {
     case mp4

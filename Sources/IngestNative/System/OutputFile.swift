@@ -81,11 +81,7 @@ package final class OutputFile {
             throw SystemError(call: "rename", path: target, errno: code)
         }
         let folder = target.lastIndex(of: "/").map { target[..<$0].isEmpty ? "/" : String(target[..<$0]) } ?? "."
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
+        FileSystem.syncFolder(folder)
     }
 
     enum Destination: Equatable {

@@ -149,6 +149,13 @@ package final class MediaTranscoder {
         }
     }
 
+    /// Where each input stream goes: copied to an output stream (input index → output index) or through a lane.
+    private struct Routes {
+        var copies: [Int: Int] = [:]
+        var video: EncodeLane?
+        var audio: EncodeLane?
+    }
+
     private func runCaptured(to path: String) throws -> TranscodeStats {
         try checkComplete()
         let output: MediaOutput
@@ -157,52 +164,62 @@ package final class MediaTranscoder {
         } catch let error as FFmpegError {
             throw TranscodeError(.output, "cannot create the output: \(error)")
         }
-        var copies: [Int: Int] = [:]  // input stream → output stream
-        var videoLane: EncodeLane?
-        var audioLane: EncodeLane?
-
-        if let (index, videoPlan) = plan.video {
-            switch videoPlan {
-            case .copy:
-                copies[index] = try outputCall { try output.addStream(copying: index, of: input) }
-            case .encode(let settings, let maxFrameRate):
-                let decoder = try openDecoder(index)
-                let timeBase = input.timeBase(ofStream: index) ?? (1, 90000)
-                let encoder: MediaEncoder
-                do {
-                    encoder = try MediaEncoder(
-                        h264: settings, timeBase: timeBase, matching: decoder, globalHeader: output.wantsGlobalHeader)
-                } catch let error as FFmpegError {
-                    throw TranscodeError(.encode, "cannot open the H.264 encoder: \(error)")
-                }
-                let outIndex = try outputCall { try output.addStream(encoder: encoder, like: index, of: input) }
-                let lane = try EncodeLane(
-                    inputIndex: index, outputIndex: outIndex, decoder: decoder, encoder: encoder,
-                    inputTimeBase: timeBase)
-                lane.maxFrameRate = maxFrameRate
-                videoLane = lane
-            }
-        }
-        if let (index, audioPlan) = plan.audio {
-            switch audioPlan {
-            case .copy:
-                copies[index] = try outputCall { try output.addStream(copying: index, of: input) }
-            case .encode(let settings):
-                let decoder = try openDecoder(index)
-                let encoder: MediaEncoder
-                do {
-                    encoder = try MediaEncoder(aac: settings, globalHeader: output.wantsGlobalHeader)
-                } catch let error as FFmpegError {
-                    throw TranscodeError(.encode, "cannot open the AAC encoder: \(error)")
-                }
-                let outIndex = try outputCall { try output.addStream(encoder: encoder, like: index, of: input) }
-                audioLane = try EncodeLane(
-                    inputIndex: index, outputIndex: outIndex, decoder: decoder, encoder: encoder,
-                    inputTimeBase: input.timeBase(ofStream: index) ?? (1, Int32(settings.sampleRate)))
-            }
-        }
+        var routes = Routes()
+        if let (index, videoPlan) = plan.video { try addVideo(index, videoPlan, to: output, routes: &routes) }
+        if let (index, audioPlan) = plan.audio { try addAudio(index, audioPlan, to: output, routes: &routes) }
         try outputCall { try output.writeHeader(metadata: plan.metadata, faststart: plan.faststart) }
+        try pumpPackets(routes, output: output)
+        try flush(routes, output: output)
+        try outputCall { try output.finish() }
+        return stats
+    }
 
+    /// The video stream's output: a copy, or a decoder → H.264 encoder lane.
+    private func addVideo(_ index: Int, _ videoPlan: VideoPlan, to output: MediaOutput, routes: inout Routes) throws {
+        switch videoPlan {
+        case .copy:
+            routes.copies[index] = try outputCall { try output.addStream(copying: index, of: input) }
+        case .encode(let settings, let maxFrameRate):
+            let decoder = try openDecoder(index)
+            let timeBase = input.timeBase(ofStream: index) ?? (1, 90000)
+            let encoder: MediaEncoder
+            do {
+                encoder = try MediaEncoder(
+                    h264: settings, timeBase: timeBase, matching: decoder, globalHeader: output.wantsGlobalHeader)
+            } catch let error as FFmpegError {
+                throw TranscodeError(.encode, "cannot open the H.264 encoder: \(error)")
+            }
+            let outIndex = try outputCall { try output.addStream(encoder: encoder, like: index, of: input) }
+            let lane = try EncodeLane(
+                inputIndex: index, outputIndex: outIndex, decoder: decoder, encoder: encoder, inputTimeBase: timeBase)
+            lane.maxFrameRate = maxFrameRate
+            routes.video = lane
+        }
+    }
+
+    /// The audio stream's output: a copy, or a decoder → AAC encoder lane.
+    private func addAudio(_ index: Int, _ audioPlan: AudioPlan, to output: MediaOutput, routes: inout Routes) throws {
+        switch audioPlan {
+        case .copy:
+            routes.copies[index] = try outputCall { try output.addStream(copying: index, of: input) }
+        case .encode(let settings):
+            let decoder = try openDecoder(index)
+            let encoder: MediaEncoder
+            do {
+                encoder = try MediaEncoder(aac: settings, globalHeader: output.wantsGlobalHeader)
+            } catch let error as FFmpegError {
+                throw TranscodeError(.encode, "cannot open the AAC encoder: \(error)")
+            }
+            let outIndex = try outputCall { try output.addStream(encoder: encoder, like: index, of: input) }
+            routes.audio = try EncodeLane(
+                inputIndex: index, outputIndex: outIndex, decoder: decoder, encoder: encoder,
+                inputTimeBase: input.timeBase(ofStream: index) ?? (1, Int32(settings.sampleRate)))
+        }
+    }
+
+    /// Reads every packet and sends it its way (copied, decoded, or dropped), reporting progress and stopping
+    /// when asked.
+    private func pumpPackets(_ routes: Routes, output: MediaOutput) throws {
         let packet = try MediaPacket()
         var count = 0
         while try readPacket(packet) {
@@ -212,26 +229,30 @@ package final class MediaTranscoder {
                 throw TranscodeError(.interrupted, "stopped after \(count) packets")
             }
             let index = packet.streamIndex
-            if let outIndex = copies[index], let timeBase = input.timeBase(ofStream: index) {
+            if let outIndex = routes.copies[index], let timeBase = input.timeBase(ofStream: index) {
                 try outputCall { try output.write(packet, timeBase: timeBase, stream: outIndex) }
                 stats.packetsCopied += 1
-            } else if let lane = videoLane, lane.inputIndex == index {
+            } else if let lane = routes.video, lane.inputIndex == index {
                 try decode(packet, lane: lane, output: output, handle: handleVideo)
-            } else if let lane = audioLane, lane.inputIndex == index {
+            } else if let lane = routes.audio, lane.inputIndex == index {
                 try decode(packet, lane: lane, output: output, handle: handleAudio)
             }
             packet.unref()
         }
         progress?(input.bytesRead)
+    }
 
-        if let lane = videoLane {
+    /// Drains the decoders, the resampler and the encoders at the end of the input; a lane that encoded nothing
+    /// fails the job.
+    private func flush(_ routes: Routes, output: MediaOutput) throws {
+        if let lane = routes.video {
             try decode(nil, lane: lane, output: output, handle: handleVideo)
             try encode(nil, lane: lane, output: output)
             if stats.videoFramesEncoded == 0 {
                 throw TranscodeError(.empty, "the video stream has no decodable frames")
             }
         }
-        if let lane = audioLane {
+        if let lane = routes.audio {
             try decode(nil, lane: lane, output: output, handle: handleAudio)
             if let resampler = lane.resampler {
                 try encodeCall { try resampler.push(nil) }
@@ -242,8 +263,6 @@ package final class MediaTranscoder {
                 throw TranscodeError(.empty, "the audio stream has no samples (zero duration)")
             }
         }
-        try outputCall { try output.finish() }
-        return stats
     }
 
     // MARK: - Steps

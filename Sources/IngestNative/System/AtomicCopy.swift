@@ -47,6 +47,21 @@ package enum AtomicCopy {
         defer { if output >= 0 { close(output) } }
         fchmod(output, 0o644)
 
+        let total = try pump(from: input, source: source, to: output, temporary: temporary, observer: observer)
+        try checkUnchanged(input, before: before, copied: total, source: source)
+        guard fsync(output) == 0 else { throw .system(SystemError(call: "fsync", path: temporary, errno: errno)) }
+        if !replace, access(destination, F_OK) == 0 { throw .exists(destination) }
+        do { try FileSystem.rename(temporary, to: destination) } catch { throw .system(error) }
+        keep = true
+        FileSystem.syncFolder(folder)
+        return total
+    }
+
+    /// Reads `input` to its end in 256 KiB chunks, showing each to `observer` and writing it to `output`
+    /// (both retried on `EINTR`); returns the bytes copied.
+    private static func pump(
+        from input: Int32, source: String, to output: Int32, temporary: String, observer: HTTPBodyObserver?
+    ) throws(Failure) -> Int64 {
         let chunk = 256 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }
@@ -71,6 +86,13 @@ package enum AtomicCopy {
             }
             total += Int64(got)
         }
+        return total
+    }
+
+    /// Fails the copy when the source's size or mtime moved while it was read, or fewer bytes came than it had.
+    private static func checkUnchanged(
+        _ input: Int32, before: stat, copied total: Int64, source: String
+    ) throws(Failure) {
         var after = stat()
         guard fstat(input, &after) == 0 else { throw .system(SystemError(call: "fstat", path: source, errno: errno)) }
         if after.st_size != before.st_size || total != Int64(before.st_size) {
@@ -79,18 +101,6 @@ package enum AtomicCopy {
         if after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec {
             throw .changed("modification time changed")
         }
-        guard fsync(output) == 0 else { throw .system(SystemError(call: "fsync", path: temporary, errno: errno)) }
-        if !replace, access(destination, F_OK) == 0 { throw .exists(destination) }
-        guard rename(temporary, destination) == 0 else {
-            throw .system(SystemError(call: "rename", path: destination, errno: errno))
-        }
-        keep = true
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
-        return total
     }
 
     /// `realpath(3)`: the path with every symlink resolved, or nil when it does not exist.

@@ -5,8 +5,9 @@
 #endif
 
 /// A failed POSIX call: which call, on what, and the C library's own text for errno (swift-nio's
-/// "one helper turns -1/errno into a thrown error naming the call").
-package struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+/// "one helper turns -1/errno into a thrown error naming the call"). The one error type for every system call
+/// IngestNative makes, so callers outside it never read `errno` or call `strerror` themselves.
+package struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The C function that failed (`opendir`, `lstat` …).
     package var call: String
     package var path: String
@@ -24,7 +25,16 @@ package struct SystemError: Error, Equatable, Sendable, CustomStringConvertible 
         return String(cString: text).lowercased()
     }
 
+    /// `strerror` text as the C library spells it ("No such file or directory"), for messages that quote it whole.
+    package var message: String { String(cString: strerror(errno)) }
+
     package var description: String { "\(call)(\(path)): \(reason)" }
+
+    /// The error the C call that just failed on this thread left in `errno`: for code outside IngestNative that
+    /// made the call itself and must not read `errno` or call `strerror`.
+    package static func last(call: String, path: String) -> SystemError {
+        SystemError(call: call, path: path, errno: currentErrno())
+    }
 
     package static let noSuchFile = ENOENT
     package static let permissionDenied = EACCES
@@ -32,6 +42,37 @@ package struct SystemError: Error, Equatable, Sendable, CustomStringConvertible 
     package static let notADirectory = ENOTDIR
     package static let isADirectory = EISDIR
 }
+
+/// `errno` under a name `SystemError`'s own `errno` property does not shadow.
+private func currentErrno() -> Int32 { errno }
+
+/// Removing and renaming files, each failure a `SystemError`: the only place outside the wrappers that
+/// calls `unlink(2)` and `rename(2)`.
+package enum FileSystem {
+    /// `unlink(2)`: removes the file (or symlink) at `path`.
+    package static func remove(_ path: String) throws(SystemError) {
+        guard unlink(path) == 0 else { throw SystemError(call: "unlink", path: path, errno: errno) }
+    }
+
+    /// `rename(2)`: moves `source` over `destination` (atomic on one file system); a failure names `destination`.
+    package static func rename(_ source: String, to destination: String) throws(SystemError) {
+        guard systemRename(source, destination) == 0 else {
+            throw SystemError(call: "rename", path: destination, errno: errno)
+        }
+    }
+
+    /// `fsync(2)` on a folder, so a rename into it survives a crash; best effort (a folder that cannot be opened
+    /// is left as it is, like the file systems that cannot sync one).
+    package static func syncFolder(_ path: String) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        close(descriptor)
+    }
+}
+
+/// `rename(2)`, under a name `FileSystem.rename` does not shadow.
+private func systemRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
 
 /// What `lstat`/`stat` says of one path, as Swift values.
 package struct FileStatus: Equatable, Sendable {

@@ -6,8 +6,7 @@ import Testing
 /// The committed JSON Schema matches the code, the committed pipelines satisfy it (checked by Python's
 /// `jsonschema`, an independent validator), and the same pipelines load in Swift.
 @Suite struct SchemaTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: TestPaths.root)
     static let schemaPath = root.appendingPathComponent("pipelines/schema.json").path
 
     /// An environment for a committed pipeline: every `${NAME}` it reads gets a plausible value (a URL for names
@@ -76,9 +75,9 @@ import Testing
 
     /// Without this, a schema that accepts everything would pass the test above.
     @Test func schemaRejectsBadFilesAndAcceptsEnvironmentStrings() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-schema-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("schema")
+        let directory = folder.url
+        defer { folder.remove() }
         let header = "version: 1\nname: t\n"
         let documents: [(name: String, yaml: String, valid: Bool)] = [
             ("good", header + "stages:\n  - validate: { max_bytes: 100MB, as: checks }\n  - probe:\n", true),

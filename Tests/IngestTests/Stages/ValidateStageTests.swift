@@ -65,8 +65,7 @@ import Testing
         var options = ValidateStage.Options()
         configure(&options)
         let stage = try ValidateStage(options: options)
-        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
-        let item = Item(path: path, relativePath: (path as NSString).lastPathComponent, size: size)
+        let item = Item.onDisk(path)
         do {
             #expect(try stage.run(item, context: StageContext(settings: RunSettings())) == .proceed)
             return []

@@ -17,17 +17,11 @@ import Testing
     func run(
         _ name: String, _ inputs: [String], in folder: TemporaryFolder, environment: [String: String]
     ) throws -> (CommandResult, [[String: Any]]) {
-        let report = folder.path + "/report-\(UUID().uuidString.prefix(6)).jsonl"
         var clean = environmentWithoutProxies(environment)
         for name in ["PETS_MANIFEST", "AWS_PROFILE", "AWS_DEFAULT_REGION"] where environment[name] == nil {
             clean[name] = nil
         }
-        let result = try runCommand(
-            ingest, ["run", Self.pipeline(name)] + inputs + ["--report", report, "-q"], environment: clean,
-            directory: folder.path)
-        let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
-        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        return (result, objects)
+        return try runIngestWithReport(Self.pipeline(name), inputs, in: folder.path, environment: clean)
     }
 
     /// Report objects by the file's name.

@@ -17,8 +17,7 @@ import Testing
         let result = try runCommand(
             ingest, ["run", file, "in", "--report", report], environment: environmentWithoutProxies(),
             directory: folder.path)
-        let line = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n").first ?? ""
-        return (result, (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:])
+        return (result, reportObjects(report).first ?? [:])
     }
 
     /// The server analyses the video, then the connection is reset before its answer: the client retries (a

@@ -44,14 +44,11 @@ import Testing
         let directory = folder.url
         defer { folder.remove() }
         let path = directory.appendingPathComponent(name).path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y"]
-            + arguments.map { $0 == "SAMPLE" ? Samples.good("located.mov") : $0 } + [path]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        let ffmpeg = try runTool(
+            "ffmpeg",
+            ["-hide_banner", "-loglevel", "error", "-y"]
+                + arguments.map { $0 == "SAMPLE" ? Samples.good("located.mov") : $0 } + [path])
+        try #require(ffmpeg.status == 0)
         try Self.compareWithFFprobe(path)
     }
 
@@ -313,14 +310,12 @@ import Testing
         let directory = folder.url
         defer { folder.remove() }
         let faststart = directory.appendingPathComponent("fast.mov").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", Samples.good("plain.mov"), "-c", "copy",
-            "-movflags", "+faststart", faststart,
-        ]
-        try process.run()
-        process.waitUntilExit()
+        _ = try runTool(
+            "ffmpeg",
+            [
+                "-hide_banner", "-loglevel", "error", "-y", "-i", Samples.good("plain.mov"), "-c", "copy", "-movflags",
+                "+faststart", faststart,
+            ])
         let handle = try #require(FileHandle(forReadingAtPath: faststart))
         let head = try handle.read(upToCount: 600) ?? Data()
         try handle.close()

@@ -20,25 +20,8 @@ import Testing
     var workDirectory: String { path("work") }
 
     @discardableResult
-    static func run(_ command: String, _ arguments: [String], input: Data? = nil) throws -> (
-        status: Int32, stdout: Data, stderr: String
-    ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [command] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Read both pipes concurrently with the process so neither can fill up and block it.
-        nonisolated(unsafe) var errorData = Data()
-        let reader = Thread { errorData = errors.fileHandleForReading.readDataToEndOfFile() }
-        reader.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !reader.isFinished { usleep(1000) }
-        return (process.terminationStatus, outputData, String(decoding: errorData, as: UTF8.self))
+    static func run(_ command: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
+        try runCommandForData("/usr/bin/env", [command] + arguments)
     }
 
     /// Runs a shell pipeline and requires it to succeed.

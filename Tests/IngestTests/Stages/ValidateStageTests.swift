@@ -45,13 +45,7 @@ import Testing
             try? FileManager.default.copyItem(atPath: jpeg, toPath: jpegNamedMov)
         }
 
-        static func run(_ tool: String, _ arguments: [String]) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [tool] + arguments
-            try? process.run()
-            process.waitUntilExit()
-        }
+        static func run(_ tool: String, _ arguments: [String]) { _ = try? runTool(tool, arguments) }
     }
 
     var media: Media { Media.shared }

@@ -11,6 +11,15 @@ struct CommandResult {
 func runCommand(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil
 ) throws -> CommandResult {
+    let (status, stdout, stderr) = try runCommandForData(
+        executable, arguments, environment: environment, directory: directory)
+    return CommandResult(status: status, stdout: String(decoding: stdout, as: UTF8.self), stderr: stderr)
+}
+
+/// `runCommand` for tools whose standard output is bytes, not text (djpeg's images, exiftool's `-b`).
+func runCommandForData(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil
+) throws -> (status: Int32, stdout: Data, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -28,9 +37,7 @@ func runCommand(
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     while !reader.isFinished { usleep(1000) }
-    return CommandResult(
-        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-        stderr: String(decoding: errData, as: UTF8.self))
+    return (process.terminationStatus, outData, String(decoding: errData, as: UTF8.self))
 }
 
 /// Runs a tool found on PATH (`ffmpeg`, `ffprobe` …).

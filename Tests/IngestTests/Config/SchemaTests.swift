@@ -141,10 +141,9 @@ import Testing
     /// jsonschema (draft 2020-12) and returns "ok" or the first schema error per file. The schema itself is checked
     /// against the metaschema first.
     static func validateWithPython(_ files: [String]) throws -> [String: String] {
-        let schemaPath = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ingest-schema-\(getpid())-\(UUID().uuidString).json").path
-        try (Pipeline.jsonSchema.prettySerialized() + "\n").write(toFile: schemaPath, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: schemaPath) }
+        let folder = try TemporaryFolder("schema")
+        defer { folder.remove() }
+        let schemaPath = try folder.file("schema.json", Pipeline.jsonSchema.prettySerialized() + "\n")
         let script = """
             import json, sys, yaml, jsonschema
             schema = json.load(open(sys.argv[1]))

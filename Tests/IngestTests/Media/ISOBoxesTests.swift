@@ -12,9 +12,10 @@ import Testing
     }
 
     func overrun(_ bytes: [UInt8]) throws -> ISOBoxes.Overrun? {
-        let path = NSTemporaryDirectory() + "ingest-boxes-\(UUID().uuidString.prefix(8))"
+        let folder = try TemporaryFolder("boxes")
+        defer { folder.remove() }
+        let path = folder.path + "/boxes"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
         return ISOBoxes.overrun(path: path, size: Int64(bytes.count))
     }
 

@@ -3,17 +3,15 @@ import Testing
 
 @testable import Ingest
 
-/// A temp folder for one audio/video test: fixtures made with the ffmpeg CLI, results read back with ffprobe (the
-/// oracle) and by walking the top-level MP4 boxes. Removed when the test ends.
+/// A `TemporaryFolder` with the tools of one audio/video test: fixtures made with the ffmpeg CLI, results read back
+/// with ffprobe (the oracle) and by walking the top-level MP4 boxes. The folder goes when the test drops this.
 final class MediaFolder {
-    let path: String
+    let folder: TemporaryFolder
+    var path: String { folder.path }
 
-    init(_ label: String) throws {
-        path = NSTemporaryDirectory() + "ingest-\(label)-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
+    init(_ label: String) throws { folder = try TemporaryFolder(label) }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit { folder.remove() }
 
     func file(_ name: String) -> String { path + "/" + name }
     var workDirectory: String { file("work") }
@@ -94,8 +92,7 @@ final class MediaFolder {
     }
 
     func item(_ file: String) -> Item {
-        let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.int64Value ?? 0
-        return Item(path: file, relativePath: (file as NSString).lastPathComponent, size: size)
+        return Item.onDisk(file)
     }
 
     /// Runs `stage` on `file`; returns the item and the stage's fact.

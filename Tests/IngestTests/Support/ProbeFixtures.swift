@@ -6,8 +6,7 @@ import Foundation
 
 /// Paths of the committed samples (made by Samples/make-samples.sh).
 enum Samples {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples")
+    static let root = URL(fileURLWithPath: TestPaths.root).appendingPathComponent("Samples")
     static func good(_ name: String) -> String { root.appendingPathComponent("good/\(name)").path }
     static func bad(_ name: String) -> String { root.appendingPathComponent("bad/\(name)").path }
     static func files(in folder: String) -> [String] {
@@ -91,11 +90,4 @@ final class ConnectionCounter: @unchecked Sendable {
         close(socketFD)
         return connections
     }
-}
-
-/// A fresh temporary directory for one test.
-func makeTemporaryDirectory(_ name: String) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(name)-\(getpid())-\(UUID())")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
 }

@@ -52,13 +52,7 @@ import Testing
         throws -> (CommandResult, [[String: Any]])
     {
         let file = try folder.file("pipeline-\(UUID().uuidString.prefix(6)).yml", pipeline)
-        let report = folder.path + "/report-\(UUID().uuidString.prefix(6)).jsonl"
-        let result = try runCommand(
-            ingest, ["run", file] + inputs + ["--report", report, "-q"], environment: environment,
-            directory: folder.path)
-        let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
-        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        return (result, objects)
+        return try runIngestWithReport(file, inputs, in: folder.path, environment: environment)
     }
 
     func messages(_ report: [String: Any]) -> [String] {
@@ -170,14 +164,7 @@ import Testing
         ).replacingOccurrences(of: "endpoint: \(server.endpoint)", with: "endpoint: \(proxy.base)")
         let file = try folder.file("p.yml", text)
         func run() throws -> (CommandResult, [[String: Any]]) {
-            let report = folder.path + "/report-\(UUID().uuidString.prefix(6)).jsonl"
-            let result = try runCommand(
-                ingest, ["run", file, "in", "--report", report, "-q"], environment: environment(),
-                directory: folder.path)
-            let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
-            return (
-                result, lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            )
+            try runIngestWithReport(file, ["in"], in: folder.path, environment: environment())
         }
         /// What a `kill -9` right after the uploads would have left: the upload started, never recorded as done.
         func cutShortAfterTheUploads() throws {

@@ -23,12 +23,8 @@ import Testing
     func run(
         _ name: String, _ inputs: [String], in folder: TemporaryFolder, environment: [String: String]
     ) throws -> (CommandResult, [String: [String: Any]]) {
-        let report = folder.path + "/report-\(UUID().uuidString.prefix(6)).jsonl"
-        let result = try runCommand(
-            ingest, ["run", Self.pipeline(name)] + inputs + ["--report", report, "-q"],
-            environment: environmentWithoutProxies(environment), directory: folder.path)
-        let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
-        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let (result, objects) = try runIngestWithReport(
+            Self.pipeline(name), inputs, in: folder.path, environment: environmentWithoutProxies(environment))
         return (result, Dictionary(objects.map { ($0["path"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a }))
     }
 

@@ -24,7 +24,7 @@ import Testing
         let result = try runCommand(
             TestPaths.ingest, ["run", file, folder.path + "/in", "--report", report, "-q"],
             environment: environmentWithoutProxies(), directory: folder.path)
-        return (result, UploadReliabilityTests.reportObjects(report).first ?? [:])
+        return (result, reportObjects(report).first ?? [:])
     }
 
     func message(_ report: [String: Any]) -> String {

@@ -12,8 +12,9 @@ import Testing
     /// guard must refuse the nested opens, and the port must see no connection.
     @Test func forcedHLSDemuxerIsContainedByTheGuard() throws {
         let listener = try ConnectionCounter()
-        let directory = try makeTemporaryDirectory("forced-hls")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("forced-hls")
+        let directory = folder.url
+        defer { folder.remove() }
         let path = directory.appendingPathComponent("list.m3u8").path
         let playlist = """
             #EXTM3U

@@ -14,13 +14,8 @@ import Testing
         _ pipeline: String, _ inputs: [String], in folder: TemporaryFolder, environment: [String: String] = [:]
     ) throws -> (CommandResult, [[String: Any]]) {
         let file = try folder.file("pipeline-\(UUID().uuidString.prefix(6)).yml", pipeline)
-        let report = folder.path + "/report-\(UUID().uuidString.prefix(6)).jsonl"
-        let result = try runCommand(
-            ingest, ["run", file] + inputs + ["--report", report, "-q"],
-            environment: environmentWithoutProxies(environment), directory: folder.path)
-        let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
-        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        return (result, objects)
+        return try runIngestWithReport(
+            file, inputs, in: folder.path, environment: environmentWithoutProxies(environment))
     }
 
     func messages(_ report: [String: Any]) -> [String] {

@@ -52,8 +52,7 @@ import Testing
         var options = ValidateStage.Options()
         configure(&options)
         let stage = try ValidateStage(options: options)
-        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
-        let item = Item(path: path, relativePath: (path as NSString).lastPathComponent, size: size)
+        let item = Item.onDisk(path)
         do {
             _ = try stage.run(item, context: StageContext(settings: RunSettings()))
             return []
@@ -209,45 +208,5 @@ import Testing
             offset += size
         }
         return nil
-    }
-}
-
-/// The top-level box walk on crafted headers: 32-bit sizes, 64-bit largesizes, size 0, and what is not a box.
-@Suite struct ISOBoxesTests {
-    func box(_ type: String, size: UInt32, large: UInt64? = nil, payload: Int = 0) -> [UInt8] {
-        var bytes = withUnsafeBytes(of: size.bigEndian, Array.init) + Array(type.utf8)
-        if let large { bytes += withUnsafeBytes(of: large.bigEndian, Array.init) }
-        return bytes + [UInt8](repeating: 0, count: payload)
-    }
-
-    func overrun(_ bytes: [UInt8]) throws -> ISOBoxes.Overrun? {
-        let path = NSTemporaryDirectory() + "ingest-boxes-\(UUID().uuidString.prefix(8))"
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return ISOBoxes.overrun(path: path, size: Int64(bytes.count))
-    }
-
-    @Test func boxesThatFitPass() throws {
-        let ftyp = box("ftyp", size: 16, payload: 8)
-        #expect(try overrun(ftyp + box("moov", size: 24, payload: 16) + box("mdat", size: 40, payload: 32)) == nil)
-        #expect(try overrun(ftyp + box("mdat", size: 1, large: 48, payload: 32)) == nil)
-        #expect(try overrun(ftyp + box("mdat", size: 0, payload: 100)) == nil)
-    }
-
-    @Test func aBoxClaimingMoreThanTheFileHasIsAnOverrun() throws {
-        let ftyp = box("ftyp", size: 16, payload: 8)
-        #expect(try overrun(ftyp + box("mdat", size: 1000, payload: 10)) == .init(type: "mdat", end: 1016))
-        // The 64-bit largesize, past 4 GiB.
-        #expect(
-            try overrun(ftyp + box("mdat", size: 1, large: 5_000_000_000, payload: 10))
-                == .init(type: "mdat", end: 5_000_000_016))
-        #expect(try overrun(ftyp + box("moov", size: 500, payload: 10)) == .init(type: "moov", end: 516))
-    }
-
-    @Test func whatIsNotABoxIsLeftToTheDemuxer() throws {
-        let ftyp = box("ftyp", size: 16, payload: 8)
-        #expect(try overrun(ftyp + box("mdat", size: 4, payload: 100)) == nil)  // size below a header's
-        #expect(try overrun(ftyp + [0, 0, 1, 0, 0xFF, 0, 0x10, 0x20] + [UInt8](repeating: 0, count: 10)) == nil)
-        #expect(try overrun(ftyp + [0, 0, 0]) == nil)  // a partial header at the end
     }
 }

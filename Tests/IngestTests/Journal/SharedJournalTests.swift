@@ -260,12 +260,7 @@ import Testing
         let observer = try PostgresJournal(url: url)
         let workers = try (0..<3).map(worker)
         // Killed once a fair part of the batch is done: it holds leases on files in flight.
-        var polls = 0
-        while (try? observer.counts()[.done] ?? 0) ?? 0 < 60 {
-            polls += 1
-            try #require(polls < 1_200 && workers[0].isRunning, "the batch did not get going")
-            usleep(50_000)
-        }
+        try waitUntilDone(60, in: observer) { workers[0].isRunning }
         kill(workers[0].processIdentifier, SIGKILL)
         workers[0].waitUntilExit()
         // The files the killed worker held: the survivors must take them over once the leases expire.

@@ -14,16 +14,8 @@ import Testing
         command: String = "run"
     ) throws -> (CommandResult, [[String: Any]]) {
         let file = try folder.file("pipeline-\(UUID().uuidString.prefix(6)).yml", pipeline)
-        let report = folder.path + "/report-\(UUID().uuidString.prefix(6)).jsonl"
-        let result = try runCommand(
-            ingest, [command, file] + inputs + ["--report", report, "-q"],
-            environment: environmentWithoutProxies(environment), directory: folder.path)
-        return (result, Self.reportObjects(report))
-    }
-
-    static func reportObjects(_ path: String) -> [[String: Any]] {
-        let lines = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n") ?? []
-        return lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        return try runIngestWithReport(
+            file, inputs, in: folder.path, environment: environmentWithoutProxies(environment), command: command)
     }
 
     func failures(_ report: [String: Any]) -> [[String: Any]] { (report["failures"] as? [[String: Any]]) ?? [] }
@@ -91,7 +83,7 @@ import Testing
         #expect(stderr.contains("2 file(s) stopped in flight"), "\(stderr)")
 
         // The report names the two files stopped mid-upload; files not started are not in it.
-        let first = Self.reportObjects(folder.path + "/first.jsonl")
+        let first = reportObjects(folder.path + "/first.jsonl")
         #expect(first.count == 2, "\(first)")
         for report in first {
             let failure = failures(report).first

@@ -40,17 +40,15 @@ import Testing
         ("video-only.mov", ["-i", "SAMPLE", "-c", "copy", "-an"]),
     ])
     func otherContainersMatchFFprobe(name: String, arguments: [String]) throws {
-        let directory = try makeTemporaryDirectory("containers")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("containers")
+        let directory = folder.url
+        defer { folder.remove() }
         let path = directory.appendingPathComponent(name).path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            ["ffmpeg", "-hide_banner", "-loglevel", "error", "-y"]
-            + arguments.map { $0 == "SAMPLE" ? Samples.good("located.mov") : $0 } + [path]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        let ffmpeg = try runTool(
+            "ffmpeg",
+            ["-hide_banner", "-loglevel", "error", "-y"]
+                + arguments.map { $0 == "SAMPLE" ? Samples.good("located.mov") : $0 } + [path])
+        try #require(ffmpeg.status == 0)
         try Self.compareWithFFprobe(path)
     }
 
@@ -239,8 +237,9 @@ import Testing
     }
 
     @Test func concatListNamedMovIsUnsafe() throws {
-        let directory = try makeTemporaryDirectory("concat")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("concat")
+        let directory = folder.url
+        defer { folder.remove() }
         let path = directory.appendingPathComponent("joined.mov").path
         let list = "ffconcat version 1.0\nfile '\(Samples.good("plain.mov"))'\nfile '/etc/passwd'\n"
         #expect(FileManager.default.createFile(atPath: path, contents: Data(list.utf8)))
@@ -257,15 +256,17 @@ import Testing
     }
 
     @Test func unknownContentIsUnsupported() throws {
-        let directory = try makeTemporaryDirectory("unknown")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("unknown")
+        let directory = folder.url
+        defer { folder.remove() }
         let path = directory.appendingPathComponent("notes.mov").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data("just some text\n".utf8)))
         #expect(rule(path)?.rule == "unsupported")
     }
 
     @Test func vanishedFileIsUnreadable() throws {
-        let directory = try makeTemporaryDirectory("vanished")
+        let folder = try TemporaryFolder("vanished")
+        let directory = folder.url
         let path = directory.appendingPathComponent("gone.mov").path
         try FileManager.default.copyItem(atPath: Samples.good("plain.mov"), toPath: path)
         try FileManager.default.removeItem(at: directory)
@@ -275,8 +276,9 @@ import Testing
     }
 
     @Test func directoryNamedMovIsUnreadable() throws {
-        let directory = try makeTemporaryDirectory("dir")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("dir")
+        let directory = folder.url
+        defer { folder.remove() }
         let path = directory.appendingPathComponent("x.mov").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let failed = try #require(rule(path))
@@ -287,8 +289,9 @@ import Testing
     /// Root reads any file whatever its mode, so the check only means something for other users.
     @Test(.enabled(if: getuid() != 0, "running as root: permissions do not stop root from reading"))
     func permissionDeniedIsUnreadable() throws {
-        let directory = try makeTemporaryDirectory("perm")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("perm")
+        let directory = folder.url
+        defer { folder.remove() }
         let path = directory.appendingPathComponent("locked.mov").path
         try FileManager.default.copyItem(atPath: Samples.good("plain.mov"), toPath: path)
         chmod(path, 0)
@@ -303,17 +306,16 @@ import Testing
 
     @Test func truncatedCopyMadeHereIsCorrupt() throws {
         // Cut inside the moov atom of a faststart file: the header itself is broken, not just the media data.
-        let directory = try makeTemporaryDirectory("trunc")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("trunc")
+        let directory = folder.url
+        defer { folder.remove() }
         let faststart = directory.appendingPathComponent("fast.mov").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", Samples.good("plain.mov"), "-c", "copy",
-            "-movflags", "+faststart", faststart,
-        ]
-        try process.run()
-        process.waitUntilExit()
+        _ = try runTool(
+            "ffmpeg",
+            [
+                "-hide_banner", "-loglevel", "error", "-y", "-i", Samples.good("plain.mov"), "-c", "copy", "-movflags",
+                "+faststart", faststart,
+            ])
         let handle = try #require(FileHandle(forReadingAtPath: faststart))
         let head = try handle.read(upToCount: 600) ?? Data()
         try handle.close()
@@ -326,8 +328,9 @@ import Testing
 
     @Test func craftedPlaylistMakesNoConnection() throws {
         let listener = try ConnectionCounter()
-        let directory = try makeTemporaryDirectory("hls")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("hls")
+        let directory = folder.url
+        defer { folder.remove() }
         let path = directory.appendingPathComponent("holiday.mov").path
         let playlist = """
             #EXTM3U
@@ -354,8 +357,7 @@ import Testing
         let pipelinePath = Samples.root.deletingLastPathComponent().appendingPathComponent("pipelines/preflight.yml")
         let pipeline = try Pipeline.load(path: pipelinePath.path, environment: [:])
         func failedRules(_ path: String) throws -> [String] {
-            let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
-            let item = Item(path: path, relativePath: (path as NSString).lastPathComponent, size: size)
+            let item = Item.onDisk(path)
             for configured in pipeline.stages
             where !configured.usesNetwork && configured.condition?.matches(item) != false {
                 let context = StageContext(settings: RunSettings(offline: true), resultName: configured.resultName)

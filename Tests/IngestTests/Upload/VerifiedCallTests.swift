@@ -229,6 +229,18 @@ import Testing
 /// that sent it is `kill -9`ed: the worker that takes its lease over finds that complete started and unanswered, and
 /// its `verify:` (the playback read) says it was done, so every recording is completed exactly once.
 @Suite(.serialized) struct VerifiedCallLeaseTests {
+    /// `count` copies of Samples/good/voice.m4a under `in/`, each in its own pet's folder: seed 003 takes one
+    /// recording per pet per day.
+    static func makeRecordings(_ count: Int, in folder: TemporaryFolder) throws {
+        let sample = TestPaths.root + "/Samples/good/voice.m4a"
+        for index in 0..<count {
+            let path = folder.path + "/in/\(UUID().uuidString.lowercased())/rec\(String(format: "%03d", index)).m4a"
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: sample, toPath: path)
+        }
+    }
+
     @Test func threeWorkersOneKilledMidCompleteEveryVisitCompletedOnce() throws {
         guard let server = try PostgresServer.sharedIfInstalled() else { return }
         let url = try server.createDatabase()
@@ -237,14 +249,7 @@ import Testing
         let folder = try TemporaryFolder("verify-workers")
         defer { folder.remove() }
         let count = 150
-        let sample = TestPaths.root + "/Samples/good/voice.m4a"
-        for index in 0..<count {
-            // One pet each: seed 003 takes one recording per pet per day.
-            let path = folder.path + "/in/\(UUID().uuidString.lowercased())/rec\(String(format: "%03d", index)).m4a"
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: sample, toPath: path)
-        }
+        try Self.makeRecordings(count, in: folder)
         let environment = SeedPipelinesCallbackCrashTests.environment(backend)
         // One file at a time per worker, so the killed worker has exactly the held complete in flight (a ticket
         // cut short would meet seed 003's one-recording-per-pet rule, which is not what this test is about).
@@ -258,12 +263,7 @@ import Testing
         defer { for process in workers where process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let observer = try PostgresJournal(url: url)
         defer { try? observer.close() }
-        var polls = 0
-        while (try? observer.counts()[.done] ?? 0) ?? 0 < 50 {
-            polls += 1
-            try #require(polls < 1_200 && workers.allSatisfy(\.isRunning), "the batch did not get going")
-            usleep(50_000)
-        }
+        try waitUntilDone(50, in: observer) { workers.allSatisfy(\.isRunning) }
         // Midway: the next complete is acted on and its answer held; its worker is the one killed.
         try backend.setFaults(
             #"""
@@ -271,7 +271,7 @@ import Testing
               "seconds": 60, "times": 1}]
             """#)
         var held: String?
-        polls = 0
+        var polls = 0
         while held == nil {
             held = try backend.requests().first { "\($0[2])" == "held 200" }?[1] as? String
             polls += 1

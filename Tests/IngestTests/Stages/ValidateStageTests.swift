@@ -45,13 +45,7 @@ import Testing
             try? FileManager.default.copyItem(atPath: jpeg, toPath: jpegNamedMov)
         }
 
-        static func run(_ tool: String, _ arguments: [String]) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [tool] + arguments
-            try? process.run()
-            process.waitUntilExit()
-        }
+        static func run(_ tool: String, _ arguments: [String]) { _ = try? runTool(tool, arguments) }
     }
 
     var media: Media { Media.shared }
@@ -65,8 +59,7 @@ import Testing
         var options = ValidateStage.Options()
         configure(&options)
         let stage = try ValidateStage(options: options)
-        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
-        let item = Item(path: path, relativePath: (path as NSString).lastPathComponent, size: size)
+        let item = Item.onDisk(path)
         do {
             #expect(try stage.run(item, context: StageContext(settings: RunSettings())) == .proceed)
             return []

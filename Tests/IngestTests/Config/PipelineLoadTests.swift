@@ -401,9 +401,9 @@ func validateOptions(_ stage: ConfiguredStage) throws -> ValidateStage.Options {
     }
 
     @Test func loadFromPathAndUnreadableFile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-pipeline-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("pipeline")
+        let directory = folder.url
+        defer { folder.remove() }
         let path = directory.appendingPathComponent("p.yml").path
         try "version: 1\nname: from-disk\nstages:\n  - probe:\nconcurency: 1\n".write(
             toFile: path, atomically: true, encoding: .utf8)

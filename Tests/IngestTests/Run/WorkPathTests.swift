@@ -71,8 +71,7 @@ import Testing
         let result = try runCommand(
             TestPaths.ingest, ["run", file] + inputs + ["--report", report, "-q", "--work-dir", folder.workDirectory],
             environment: environmentWithoutProxies(), directory: folder.path)
-        let lines = (try? String(contentsOfFile: report, encoding: .utf8))?.split(separator: "\n") ?? []
-        return (result, lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        return (result, reportObjects(report))
     }
 
     /// Two files transcode at once, then ask the fixture backend for a ticket; the first ticket is answered two

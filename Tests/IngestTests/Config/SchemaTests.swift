@@ -6,8 +6,7 @@ import Testing
 /// The committed JSON Schema matches the code, the committed pipelines satisfy it (checked by Python's
 /// `jsonschema`, an independent validator), and the same pipelines load in Swift.
 @Suite struct SchemaTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: TestPaths.root)
     static let schemaPath = root.appendingPathComponent("pipelines/schema.json").path
 
     /// An environment for a committed pipeline: every `${NAME}` it reads gets a plausible value (a URL for names
@@ -76,9 +75,9 @@ import Testing
 
     /// Without this, a schema that accepts everything would pass the test above.
     @Test func schemaRejectsBadFilesAndAcceptsEnvironmentStrings() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-schema-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try TemporaryFolder("schema")
+        let directory = folder.url
+        defer { folder.remove() }
         let header = "version: 1\nname: t\n"
         let documents: [(name: String, yaml: String, valid: Bool)] = [
             ("good", header + "stages:\n  - validate: { max_bytes: 100MB, as: checks }\n  - probe:\n", true),
@@ -142,10 +141,9 @@ import Testing
     /// jsonschema (draft 2020-12) and returns "ok" or the first schema error per file. The schema itself is checked
     /// against the metaschema first.
     static func validateWithPython(_ files: [String]) throws -> [String: String] {
-        let schemaPath = FileManager.default.temporaryDirectory
-            .appendingPathComponent("ingest-schema-\(getpid())-\(UUID().uuidString).json").path
-        try (Pipeline.jsonSchema.prettySerialized() + "\n").write(toFile: schemaPath, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: schemaPath) }
+        let folder = try TemporaryFolder("schema")
+        defer { folder.remove() }
+        let schemaPath = try folder.file("schema.json", Pipeline.jsonSchema.prettySerialized() + "\n")
         let script = """
             import json, sys, yaml, jsonschema
             schema = json.load(open(sys.argv[1]))

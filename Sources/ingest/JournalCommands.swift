@@ -165,7 +165,7 @@ extension ItemReport {
         case .skipped: status = .skipped
         case .running:
             status = .failed
-            failures.append(RuleFailure(stage: "journal", rule: "interrupted", message: try interruption()))
+            failures.append(RuleFailure(stage: "journal", rule: .interrupted, message: try interruption()))
         }
         self.init(
             path: record.path, relativePath: record.relativePath, status: status, failures: failures,

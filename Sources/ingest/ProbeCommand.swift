@@ -104,7 +104,7 @@ struct ProbeCommand: ParsableCommand {
             } catch let error as ProbeError {
                 result = .failure(error)
             } catch {
-                result = .failure(ProbeError(rule: "error", message: "\(error)"))
+                result = .failure(ProbeError(rule: .error, message: "\(error)"))
             }
         }
         switch result {
@@ -122,7 +122,8 @@ struct ProbeCommand: ParsableCommand {
                 return (TerminalText.escaped("\(entry.path): error: \(error.rule): \(error.message)"), true)
             }
             let object: JSONValue = [
-                "path": .string(entry.path), "error": ["rule": .string(error.rule), "message": .string(error.message)],
+                "path": .string(entry.path),
+                "error": ["rule": .string(error.rule.rawValue), "message": .string(error.message)],
             ]
             return (object.serialized(), true)
         }

@@ -173,7 +173,7 @@ struct RunOptions: ParsableArguments {
         }
         var stoppedInFlight = 0
         let summary = try runner.run(paths: paths.isEmpty ? ["."] : paths) { report in
-            if report.failures.contains(where: { $0.rule == "interrupted" }) { stoppedInFlight += 1 }
+            if report.failures.contains(where: { $0.rule == .interrupted }) { stoppedInFlight += 1 }
             if let display { try display.withDisplayCleared { try write(report) } } else { try write(report) }
         }
         return (summary, stoppedInFlight)

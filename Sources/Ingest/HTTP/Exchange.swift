@@ -128,7 +128,7 @@ struct Exchange {
             if spent(delay) {
                 log(.givingUp(reason: giveUpReason(attempt)))
                 throw ItemFailed(
-                    stage: stage, rule: "network",
+                    stage: stage, rule: .network,
                     message: failed + " (after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
             }
             log(.retry(delay: delay, retryAfter: nil))
@@ -168,18 +168,18 @@ struct Exchange {
 
     static func isRetryable(status: Int) -> Bool { status == 429 || status == 408 || (500...599).contains(status) }
 
-    static func rule(for error: HTTPError) -> String {
+    static func rule(for error: HTTPError) -> RuleName {
         switch error {
-        case .refused: return "refused"
-        case .body(.changed): return "changed"
-        case .body(.unreadable): return "unreadable"
-        case .cancelled: return "cancelled"
-        case .incomplete: return "network"
+        case .refused: return .refused
+        case .body(.changed): return .changed
+        case .body(.unreadable): return .unreadable
+        case .cancelled: return .cancelled
+        case .incomplete: return .network
         case .curl(let curl):
             switch curl.code {
-            case CurlError.couldNotResolveHost, CurlError.couldNotResolveProxy: return "dns"
-            case CurlError.sslConnectError, CurlError.peerFailedVerification: return "tls"
-            default: return "network"
+            case CurlError.couldNotResolveHost, CurlError.couldNotResolveProxy: return .dns
+            case CurlError.sslConnectError, CurlError.peerFailedVerification: return .tls
+            default: return .network
             }
         }
     }

@@ -29,7 +29,7 @@ enum ContentHash {
         } catch let error as SystemError {
             let verb = error.call == "open" ? "open" : "read"
             throw ItemFailed(
-                stage: stage, rule: "unreadable", message: "cannot \(verb) \(path) to hash it: \(error.reason)")
+                stage: stage, rule: .unreadable, message: "cannot \(verb) \(path) to hash it: \(error.reason)")
         }
         return digest.finalize().sha256Hex
     }

@@ -16,9 +16,9 @@ enum FileDigests {
         do {
             try ContentHash.read(item.artifact) { hasher.consume($0) }
         } catch let error as SystemError where error.call == "open" {
-            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot open \(item.artifact) to hash it")
+            throw ItemFailed(stage: stage, rule: .unreadable, message: "cannot open \(item.artifact) to hash it")
         } catch {
-            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read \(item.artifact): \(error)")
+            throw ItemFailed(stage: stage, rule: .unreadable, message: "cannot read \(item.artifact): \(error)")
         }
         hasher.store(on: item)
         return name == "md5" ? hasher.md5Hex ?? "" : hasher.sha256Hex

@@ -34,16 +34,16 @@ extension S3Uploader {
                 feed?(bytes)
             }
         } catch let error as SystemError {
-            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read \(slice.path): \(error)")
+            throw ItemFailed(stage: stage, rule: .unreadable, message: "cannot read \(slice.path): \(error)")
         }
         if result.read < slice.size {
-            throw ItemFailed(stage: stage, rule: "changed", message: "the file shrank while it was being uploaded")
+            throw ItemFailed(stage: stage, rule: .changed, message: "the file shrank while it was being uploaded")
         }
         if let size = result.size, let modified = result.modified,
             size != slice.fileSize ?? slice.offset + slice.size || modified != slice.modified
         {
             throw ItemFailed(
-                stage: stage, rule: "changed",
+                stage: stage, rule: .changed,
                 message: "the file changed while it was being uploaded (size or modification time)")
         }
         let digests = digest.finalize()

@@ -41,7 +41,7 @@ enum JournalRow {
         guard let text = value.textValue, case .array(let items)? = try? JSONValue.parse(text) else { return [] }
         return items.map { item in
             RuleFailure(
-                stage: item["stage"]?.stringValue ?? "", rule: item["rule"]?.stringValue ?? "",
+                stage: item["stage"]?.stringValue ?? "", rule: RuleName(rawValue: item["rule"]?.stringValue ?? ""),
                 message: item["message"]?.stringValue ?? "", expected: item["expected"]?.stringValue,
                 actual: item["actual"]?.stringValue)
         }

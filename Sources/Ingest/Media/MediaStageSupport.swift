@@ -62,7 +62,7 @@ enum MediaStageSupport {
     /// Opens the probed file for packet reading through the same guarded opener as the probe.
     static func openInput(_ path: String, probe: ProbeResult, stage: String, timeout: Double) throws -> MediaInput {
         guard let demuxer = Prober.demuxer(for: probe.content) else {
-            throw ItemFailed(stage: stage, rule: "unsupported", message: "no demuxer for \(probe.content.displayName)")
+            throw ItemFailed(stage: stage, rule: .unsupported, message: "no demuxer for \(probe.content.displayName)")
         }
         do {
             return try MediaInput(
@@ -84,7 +84,7 @@ enum MediaStageSupport {
             for: item, workDirectory: context.settings.workDirectory, stage: context.workFolderName(for: stage),
             fileExtension: fileExtension)
         guard outputPath != item.artifact, outputPath != item.path else {
-            throw ItemFailed(stage: stage, rule: "output", message: "the output path is the input: \(outputPath)")
+            throw ItemFailed(stage: stage, rule: .output, message: "the output path is the input: \(outputPath)")
         }
         return outputPath
     }
@@ -136,10 +136,10 @@ enum MediaStageSupport {
                 // The unfinished output is a temp file, removed with `temporary`.
                 throw ItemFailed.interrupted(stage: stage, reason: cancellation.reason, during: "the transcode")
             }
-            throw ItemFailed(stage: stage, rule: error.kind.rawValue, message: error.message)
+            throw ItemFailed(stage: stage, rule: RuleName(error.kind), message: error.message)
         } catch let error as SystemError {
             throw ItemFailed(
-                stage: stage, rule: "output",
+                stage: stage, rule: .output,
                 message: "cannot write \(outputPath): \(error.call)(\(error.path)): \(error.message)")
         }
     }
@@ -180,7 +180,7 @@ enum MediaStageSupport {
         do {
             return try Prober.probe(path: path, timeout: timeout)
         } catch let error as ProbeError {
-            throw ItemFailed(stage: stage, rule: "output", message: "the written file does not probe: \(error.message)")
+            throw ItemFailed(stage: stage, rule: .output, message: "the written file does not probe: \(error.message)")
         }
     }
 }

@@ -3,12 +3,12 @@ import Foundation
 /// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.
 public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
     public var stage: String
-    public var rule: String
+    public var rule: RuleName
     public var message: String
     public var expected: String?
     public var actual: String?
 
-    public init(stage: String, rule: String, message: String, expected: String? = nil, actual: String? = nil) {
+    public init(stage: String, rule: RuleName, message: String, expected: String? = nil, actual: String? = nil) {
         self.stage = stage
         self.rule = rule
         self.message = message
@@ -19,7 +19,7 @@ public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
     public var description: String { "\(stage).\(rule): \(message)" }
 
     public var json: JSONValue {
-        var object: JSONObject = ["stage": .string(stage), "rule": .string(rule), "message": .string(message)]
+        var object: JSONObject = ["stage": .string(stage), "rule": .string(rule.rawValue), "message": .string(message)]
         if let expected { object["expected"] = .string(expected) }
         if let actual { object["actual"] = .string(actual) }
         return .object(object)
@@ -31,7 +31,7 @@ public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
 public struct ItemFailed: Error, Sendable, CustomStringConvertible {
     public var failures: [RuleFailure]
     public init(_ failures: [RuleFailure]) { self.failures = failures }
-    public init(stage: String, rule: String, message: String, expected: String? = nil, actual: String? = nil) {
+    public init(stage: String, rule: RuleName, message: String, expected: String? = nil, actual: String? = nil) {
         self.failures = [RuleFailure(stage: stage, rule: rule, message: message, expected: expected, actual: actual)]
     }
     public var description: String { failures.map(\.description).joined(separator: "; ") }

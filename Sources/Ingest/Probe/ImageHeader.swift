@@ -14,19 +14,19 @@ enum ImageHeader {
     static func dimensions(path: String, content: ContentKind) throws -> Dimensions {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ProbeError(
-                rule: "unreadable", message: "cannot open for reading: \(Sniffer.describeOpenFailure(path))")
+                rule: .unreadable, message: "cannot open for reading: \(Sniffer.describeOpenFailure(path))")
         }
         defer { try? handle.close() }
         do {
             switch content {
             case .png: return try png(handle)
             case .jpeg: return try jpeg(handle)
-            default: throw ProbeError(rule: "unsupported", message: "no header reader for \(content.displayName)")
+            default: throw ProbeError(rule: .unsupported, message: "no header reader for \(content.displayName)")
             }
         } catch let error as ProbeError {
             throw error
         } catch {
-            throw ProbeError(rule: "unreadable", message: "cannot read: \(error.localizedDescription)")
+            throw ProbeError(rule: .unreadable, message: "cannot read: \(error.localizedDescription)")
         }
     }
 
@@ -38,12 +38,12 @@ enum ImageHeader {
     private static func png(_ handle: FileHandle) throws -> Dimensions {
         let head = try read(handle, 24)
         guard head.count == 24, Array(head[12..<16]) == Array("IHDR".utf8) else {
-            throw ProbeError(rule: "corrupt", message: "PNG has no IHDR header chunk")
+            throw ProbeError(rule: .corrupt, message: "PNG has no IHDR header chunk")
         }
         let width = bigEndian(head[16..<20])
         let height = bigEndian(head[20..<24])
         guard width > 0, height > 0, width <= Int32.max, height <= Int32.max else {
-            throw ProbeError(rule: "corrupt", message: "PNG header says \(width)×\(height)")
+            throw ProbeError(rule: .corrupt, message: "PNG header says \(width)×\(height)")
         }
         return Dimensions(width: width, height: height)
     }
@@ -52,7 +52,7 @@ enum ImageHeader {
     /// (C0–CF except DHT C4, JPG C8 and DAC CC), whose payload holds precision, height and width.
     private static func jpeg(_ handle: FileHandle) throws -> Dimensions {
         guard try read(handle, 2) == [0xFF, 0xD8] else {
-            throw ProbeError(rule: "corrupt", message: "JPEG does not start with SOI")
+            throw ProbeError(rule: .corrupt, message: "JPEG does not start with SOI")
         }
         var offset: UInt64 = 2
         // A JPEG's headers (EXIF, ICC, tables) come to at most a few hundred segments.
@@ -82,14 +82,14 @@ enum ImageHeader {
                 let height = Int(frame[1]) << 8 | Int(frame[2])
                 let width = Int(frame[3]) << 8 | Int(frame[4])
                 guard width > 0, height > 0 else {
-                    throw ProbeError(rule: "corrupt", message: "JPEG frame header says \(width)×\(height)")
+                    throw ProbeError(rule: .corrupt, message: "JPEG frame header says \(width)×\(height)")
                 }
                 return Dimensions(width: width, height: height)
             }
             offset += 2 + UInt64(length)
             try handle.seek(toOffset: offset)
         }
-        throw ProbeError(rule: "corrupt", message: "JPEG has no frame header (SOF) before its image data")
+        throw ProbeError(rule: .corrupt, message: "JPEG has no frame header (SOF) before its image data")
     }
 
     private static func bigEndian(_ bytes: ArraySlice<UInt8>) -> Int {

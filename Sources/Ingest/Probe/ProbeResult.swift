@@ -153,9 +153,9 @@ public struct ProbeResult: Equatable, Sendable {
 
 /// Why a file could not be probed; `rule` names it for reports (`unreadable`, `corrupt`, `timeout`, `unsafe`).
 public struct ProbeError: Error, Sendable, CustomStringConvertible {
-    public var rule: String
+    public var rule: RuleName
     public var message: String
-    public init(rule: String, message: String) {
+    public init(rule: RuleName, message: String) {
         self.rule = rule
         self.message = message
     }

@@ -19,13 +19,13 @@ public enum Prober {
         let content = try Sniffer.sniff(path: path)
         switch content {
         case .empty:
-            throw ProbeError(rule: "unsupported", message: "file is empty")
+            throw ProbeError(rule: .unsupported, message: "file is empty")
         case .hlsPlaylist, .concatList:
             throw ProbeError(
-                rule: "unsafe",
+                rule: .unsafe,
                 message: "content is \(content.displayName), which may reference other files or URLs; not opened")
         case .unknown:
-            throw ProbeError(rule: "unsupported", message: "content is not a recognised media format")
+            throw ProbeError(rule: .unsupported, message: "content is not a recognised media format")
         case .jpeg, .png:
             return try probeStill(path: path, content: content, size: size)
         case .heif:
@@ -42,11 +42,11 @@ public enum Prober {
         do {
             status = try FileStatus(path: path, followLinks: true)
         } catch {
-            throw ProbeError(rule: "unreadable", message: "cannot stat: \(error.reason)")
+            throw ProbeError(rule: .unreadable, message: "cannot stat: \(error.reason)")
         }
         guard status.kind == .regular else {
             let what = status.kind == .directory ? "a directory" : "not a regular file"
-            throw ProbeError(rule: "unreadable", message: "cannot probe: the path is \(what)")
+            throw ProbeError(rule: .unreadable, message: "cannot probe: the path is \(what)")
         }
         return status.size
     }
@@ -70,7 +70,7 @@ public enum Prober {
 
     static func probeMedia(path: String, content: ContentKind, size: Int64, timeout: Double) throws -> ProbeResult {
         guard let demuxer = demuxer(for: content) else {
-            throw ProbeError(rule: "unsupported", message: "no demuxer for \(content.displayName)")
+            throw ProbeError(rule: .unsupported, message: "no demuxer for \(content.displayName)")
         }
         // The mov header carries codecs, dimensions, sample rates and durations: no decoding needed. Other
         // containers (MP3/ADTS durations, WebP sizes) need avformat_find_stream_info as ffprobe runs it.
@@ -110,16 +110,16 @@ public enum Prober {
 
     static func probeError(_ error: MediaInputError, timeout: Double) -> ProbeError {
         if error.timedOut {
-            return ProbeError(rule: "timeout", message: "probe did not finish within \(timeout)s (\(error.error.call))")
+            return ProbeError(rule: .timeout, message: "probe did not finish within \(timeout)s (\(error.error.call))")
         }
         if error.error.code == .noSuchFile || error.error.code == .permissionDenied {
-            return ProbeError(rule: "unreadable", message: "cannot open: \(error.error.message.lowercased())")
+            return ProbeError(rule: .unreadable, message: "cannot open: \(error.error.message.lowercased())")
         }
         if error.refusedOpens > 0 {
             return ProbeError(
-                rule: "unsafe", message: "the file tried to open other files or URLs, which was refused (\(error))")
+                rule: .unsafe, message: "the file tried to open other files or URLs, which was refused (\(error))")
         }
-        return ProbeError(rule: "corrupt", message: "FFmpeg cannot read the file: \(error)")
+        return ProbeError(rule: .corrupt, message: "FFmpeg cannot read the file: \(error)")
     }
 
     static func streamInfo(_ stream: MediaStreamInfo) -> StreamInfo {
@@ -172,7 +172,7 @@ public enum Prober {
         do {
             heif = try HEIFImage(path: path)
         } catch let error as HEIFError {
-            throw ProbeError(rule: "corrupt", message: "libheif cannot read the file: \(error)")
+            throw ProbeError(rule: .corrupt, message: "libheif cannot read the file: \(error)")
         }
         var result = ProbeResult(content: .heif, formatName: "heif", size: size)
         result.truncation = Completeness.check(path: path, size: size, indexEnd: nil)

@@ -72,17 +72,17 @@ public enum Sniffer {
         // A folder or FIFO named like a movie must not be read: a FIFO's read could block forever.
         if let status = try? FileStatus(path: path, followLinks: true), status.kind != .regular {
             let what = status.kind == .directory ? "a directory" : "not a regular file"
-            throw ProbeError(rule: "unreadable", message: "\(what), not a media file")
+            throw ProbeError(rule: .unreadable, message: "\(what), not a media file")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ProbeError(rule: "unreadable", message: "cannot open for reading: \(describeOpenFailure(path))")
+            throw ProbeError(rule: .unreadable, message: "cannot open for reading: \(describeOpenFailure(path))")
         }
         defer { try? handle.close() }
         let head: Data
         do {
             head = try handle.read(upToCount: 64) ?? Data()
         } catch {
-            throw ProbeError(rule: "unreadable", message: "cannot read: \(error.localizedDescription)")
+            throw ProbeError(rule: .unreadable, message: "cannot read: \(error.localizedDescription)")
         }
         return sniff(header: [UInt8](head))
     }
@@ -103,7 +103,8 @@ public enum Sniffer {
         if ascii("fLaC") { return .flac }
         if ascii("OggS") { return .ogg }
         if starts([0x1A, 0x45, 0xDF, 0xA3]) {
-            return bytes.count >= 40 && String(decoding: bytes.prefix(64), as: UTF8.self).contains("webm") ? .webm : .matroska
+            return bytes.count >= 40 && String(decoding: bytes.prefix(64), as: UTF8.self).contains("webm")
+                ? .webm : .matroska
         }
         if ascii("ftyp", at: 4), bytes.count >= 12 {
             let brand = String(decoding: bytes[8..<12], as: UTF8.self)

@@ -34,7 +34,7 @@ final class GitHubReportWriter: ReportWriter {
                 + Self.escapedData("\(failure.stage).\(failure.rule): \(failure.message)") + "\n"
             if rows.count < Self.summaryRows {
                 rows.append(
-                    "| \(Self.markdownCell(file)) | \(Self.markdownCell(failure.stage + "." + failure.rule)) | "
+                    "| \(Self.markdownCell(file)) | \(Self.markdownCell(failure.stage + "." + failure.rule.rawValue)) | "
                         + "\(Self.markdownCell(failure.message)) |")
             } else {
                 unlisted += 1

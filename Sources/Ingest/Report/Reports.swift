@@ -282,7 +282,7 @@ final class JUnitReportWriter: ReportWriter {
                 if let expected = failure.expected { body += "\nexpected: \(expected)" }
                 if let actual = failure.actual { body += "\nactual: \(actual)" }
                 xml +=
-                    "      <failure type=\"\(xmlEscape(failure.stage + "." + failure.rule))\" "
+                    "      <failure type=\"\(xmlEscape(failure.stage + "." + failure.rule.rawValue))\" "
                     + "message=\"\(xmlEscape(failure.message))\">\(xmlEscape(body))</failure>\n"
             }
             xml += "    </testcase>\n"

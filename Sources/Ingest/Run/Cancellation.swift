@@ -81,7 +81,7 @@ extension ItemFailed {
     /// The file was stopped by a cancelled run: reported as failed, journaled as unfinished.
     static func interrupted(stage: String, reason: String?, during what: String) -> ItemFailed {
         ItemFailed(
-            stage: stage, rule: "interrupted",
+            stage: stage, rule: .interrupted,
             message: "interrupted (\(reason ?? "cancelled")) during \(what); the next run repeats it")
     }
 }

@@ -69,7 +69,7 @@ struct FileRun {
         } catch {
             // Nothing is sent that the journal could not record as started.
             return finish(
-                .failed, [RuleFailure(stage: configured.name, rule: "journal", message: "not started: \(error)")])
+                .failed, [RuleFailure(stage: configured.name, rule: .journal, message: "not started: \(error)")])
         }
         let before = item.facts
         let (outcome, failures) = perform(configured, at: position)
@@ -79,7 +79,7 @@ struct FileRun {
                 item, stage: configured, position: position, outcome: outcome, failures: failures, factsBefore: before)
         } catch {
             let failure = RuleFailure(
-                stage: configured.name, rule: "journal",
+                stage: configured.name, rule: .journal,
                 message: "finished, but the journal could not record it (the next run repeats it): \(error)")
             return finish(.failed, failures + [failure])
         }
@@ -104,7 +104,7 @@ struct FileRun {
         } catch let failed as ItemFailed {
             failures = failed.failures
         } catch {
-            failures = [RuleFailure(stage: configured.name, rule: "error", message: "\(error)")]
+            failures = [RuleFailure(stage: configured.name, rule: .error, message: "\(error)")]
         }
         item.timings.stage(configured.name, seconds: Date().timeIntervalSince(stageBegan))
         return (outcome, failures)
@@ -126,7 +126,7 @@ struct FileRun {
             try journaled.finish(item, status: status, failures: failures, skip: skip)
         } catch {
             let failure = RuleFailure(
-                stage: "journal", rule: "write",
+                stage: "journal", rule: .write,
                 message: "the file's result could not be journaled (the next run redoes it): \(error)")
             return report(.failed, failures + [failure])
         }
@@ -137,7 +137,7 @@ struct FileRun {
     /// "started", the row "running"), exactly as after a kill, so the next run repeats what was cut short.
     private func interrupted(_ stage: String, _ failures: [RuleFailure]) -> ItemReport {
         let failure =
-            failures.first { $0.rule == "interrupted" }
+            failures.first { $0.rule == .interrupted }
             ?? ItemFailed.interrupted(stage: stage, reason: runner.cancellation.reason, during: "stage \(stage)")
             .failures[0]
         return report(.failed, [failure])
@@ -153,7 +153,7 @@ struct FileRun {
 
     static func overWorkBudget(size: Int64, limit: Int64) -> RuleFailure {
         RuleFailure(
-            stage: "input", rule: "max_work_bytes",
+            stage: "input", rule: .maxWorkBytes,
             message: "needs about \(ByteSize.format(size)) of work space (its size), more than max_work_bytes allows",
             expected: "≤ \(ByteSize.format(limit))", actual: ByteSize.format(size))
     }

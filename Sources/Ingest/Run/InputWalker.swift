@@ -131,10 +131,10 @@ public final class InputWalker: Sequence, IteratorProtocol {
         } catch {
             if error.errno == SystemError.tooManySymlinks {
                 return problem(
-                    path: root, relativePath: root, rule: "symlink_loop",
+                    path: root, relativePath: root, rule: .symlinkLoop,
                     "symlink loop: the link leads back to itself (\(error.reason)); not followed")
             }
-            return problem(path: root, relativePath: root, rule: "unreadable", "cannot open: \(error.reason)")
+            return problem(path: root, relativePath: root, rule: .unreadable, "cannot open: \(error.reason)")
         }
         if isIgnored(root: root) { return nil }
         switch status.kind {
@@ -157,7 +157,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
         let shown = relativePrefix.isEmpty ? directory : String(relativePrefix.dropLast())
         if ancestors.contains(identity) {
             return problem(
-                path: directory, relativePath: shown, rule: "symlink_loop",
+                path: directory, relativePath: shown, rule: .symlinkLoop,
                 "symlink loop: this folder is also one of its own parent folders; not followed")
         }
         let entries: [DirectoryEntry]
@@ -166,7 +166,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
             entries = try stream.readAll().sorted { $0.rawName.lexicographicallyPrecedes($1.rawName) }
         } catch {
             return problem(
-                path: directory, relativePath: shown, rule: "unreadable", "cannot list folder: \(error.reason)")
+                path: directory, relativePath: shown, rule: .unreadable, "cannot list folder: \(error.reason)")
         }
         ancestors.insert(identity)
         stack.append(
@@ -189,7 +189,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
         guard entry.name != nil else {
             guard isIncluded(relativePath) else { return nil }
             return problem(
-                path: path, relativePath: relativePath, rule: "file_name",
+                path: path, relativePath: relativePath, rule: .fileName,
                 "the file name is not valid UTF-8; rename it to work on it")
         }
         var kind = entry.kind
@@ -215,7 +215,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
                 let reason =
                     error.errno == SystemError.tooManySymlinks
                     ? "symlink loop: the link resolves to itself" : "broken symlink: \(error.reason)"
-                return problem(path: path, relativePath: relativePath, rule: "symlink_loop", reason)
+                return problem(path: path, relativePath: relativePath, rule: .symlinkLoop, reason)
             }
         }
         return found(kind: kind, status: status, path: path, relativePath: relativePath, depth: frame.depth)
@@ -284,7 +284,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
         return entry
     }
 
-    private func problem(path: String, relativePath: String, rule: String, _ message: String) -> InputEntry {
+    private func problem(path: String, relativePath: String, rule: RuleName, _ message: String) -> InputEntry {
         InputEntry(
             path: path, relativePath: relativePath, size: 0,
             problem: RuleFailure(stage: "input", rule: rule, message: message), root: currentRoot,

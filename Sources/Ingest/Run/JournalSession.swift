@@ -95,7 +95,7 @@ final class JournalSession: @unchecked Sendable {
             return .report(
                 ItemReport(
                     entry, status: .failed,
-                    failures: [RuleFailure(stage: "journal", rule: "lease", message: "\(error)")]
+                    failures: [RuleFailure(stage: "journal", rule: .lease, message: "\(error)")]
                 ))
         }
         switch answer {
@@ -137,7 +137,7 @@ final class JournalSession: @unchecked Sendable {
                 status = try FileStatus(path: entry.path, followLinks: true)
             }
         } catch {
-            return failed([RuleFailure(stage: "input", rule: "unreadable", message: "cannot open: \(error.reason)")])
+            return failed([RuleFailure(stage: "input", rule: .unreadable, message: "cannot open: \(error.reason)")])
         }
         do {
             let record = root.known ? try store.record(root: root.canonical, relativePath: entry.relativePath) : nil
@@ -163,7 +163,7 @@ final class JournalSession: @unchecked Sendable {
             return .report(
                 ItemReport(
                     entry, status: .failed,
-                    failures: [RuleFailure(stage: "journal", rule: "error", message: "\(error)")]
+                    failures: [RuleFailure(stage: "journal", rule: .error, message: "\(error)")]
                 ))
         }
     }

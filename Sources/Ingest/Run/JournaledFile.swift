@@ -92,7 +92,7 @@ final class JournaledFile: @unchecked Sendable {
             } catch {
                 // Nothing is sent with a ticket the journal could not record.
                 throw ItemFailed(
-                    stage: name, rule: "journal",
+                    stage: name, rule: .journal,
                     message: "the renewed '\(resultName)' could not be journaled (not used): \(error)")
             }
             return outcome

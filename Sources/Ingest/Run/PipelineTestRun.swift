@@ -75,7 +75,7 @@ public enum PipelineTester {
             }
         }
         if let rule = expect["rule"]?.stringValue,
-            !report.failures.contains(where: { $0.rule == rule || "\($0.stage).\($0.rule)" == rule })
+            !report.failures.contains(where: { $0.rule.rawValue == rule || "\($0.stage).\($0.rule)" == rule })
         {
             out.append(
                 "rule: expected \(rule) / actual \(failures.isEmpty ? "no failure" : failures.joined(separator: ", "))")

@@ -13,7 +13,7 @@ extension S3Uploader {
         let bare = etag.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).lowercased()
         guard !bare.isEmpty else {
             throw ItemFailed(
-                stage: stage, rule: "etag",
+                stage: stage, rule: .etag,
                 message:
                     "\(what) answered \(response.status) without an ETag: the store did not confirm what it stored",
                 expected: "an ETag", actual: "none")
@@ -22,7 +22,7 @@ extension S3Uploader {
             let expected = md5.hexString
             guard bare == expected else {
                 throw ItemFailed(
-                    stage: stage, rule: "etag",
+                    stage: stage, rule: .etag,
                     message:
                         "\(what) answered \(response.status) with ETag \(etag.prefix(80)), not the MD5 of the bytes sent "
                         + "(\(expected)): the store holds something else",

@@ -31,7 +31,7 @@ extension S3Uploader {
             if let now = try? FileStatus(path: path, followLinks: true),
                 now.size != status.size || now.modified != status.modified
             {
-                throw fail("changed", "the file changed while it was being uploaded; the multipart upload was aborted")
+                throw fail(.changed, "the file changed while it was being uploaded; the multipart upload was aborted")
             }
             return (try completeMultipartUpload(target, parts: parts), count)
         } catch {
@@ -53,7 +53,7 @@ extension S3Uploader {
             let uploadID = XMLText.element("UploadId", in: created.bodyText), !uploadID.isEmpty
         else {
             if created.status == 200 {
-                throw fail("status", "CreateMultipartUpload \(Redaction.url(url)) answered without an UploadId")
+                throw fail(.status, "CreateMultipartUpload \(Redaction.url(url)) answered without an UploadId")
             }
             throw refused("CreateMultipartUpload \(Redaction.url(url))", created, attempts: createAttempts)
         }

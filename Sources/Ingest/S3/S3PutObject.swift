@@ -35,7 +35,7 @@ extension S3Uploader {
         }
         // Curl confirmed every byte sent, so the observer saw the whole file since the last rewind.
         guard observer.count == status.size else {
-            throw fail("changed", "PUT \(Redaction.url(url)) sent \(observer.count) of \(status.size) bytes")
+            throw fail(.changed, "PUT \(Redaction.url(url)) sent \(observer.count) of \(status.size) bytes")
         }
         let digest = observer.finish()
         let etag = try checkedETag(response, md5: digest.md5, what: "PUT \(Redaction.url(url))")

@@ -11,7 +11,7 @@ extension S3Uploader {
         do {
             status = try FileStatus(path: path, followLinks: true)
         } catch {
-            throw ItemFailed(stage: stage, rule: "unreadable", message: "cannot read the file to upload: \(error)")
+            throw ItemFailed(stage: stage, rule: .unreadable, message: "cannot read the file to upload: \(error)")
         }
         let size = status.size
         let url = endpoint.objectURL(S3Location(bucket: bucket, key: key))

@@ -67,7 +67,7 @@ struct S3Uploader: Sendable {
         self.limiter = limiter
     }
 
-    func fail(_ rule: String, _ message: String) -> ItemFailed {
+    func fail(_ rule: RuleName, _ message: String) -> ItemFailed {
         ItemFailed(stage: stage, rule: rule, message: message)
     }
 
@@ -102,7 +102,7 @@ struct S3Uploader: Sendable {
         do {
             status = try FileStatus(path: path, followLinks: true)
         } catch {
-            throw fail("unreadable", "cannot read the file to upload: \(error)")
+            throw fail(.unreadable, "cannot read the file to upload: \(error)")
         }
         let location = S3Location(bucket: bucket, key: key)
         let url = endpoint.objectURL(location)
@@ -155,7 +155,7 @@ struct S3Uploader: Sendable {
         let after = attempts > 1 ? " after \(attempts) attempts" : ""
         let code = XMLText.element("Code", in: response.bodyText)
         return ItemFailed(
-            stage: stage, rule: code == "SignatureDoesNotMatch" || response.status == 403 ? "denied" : "status",
+            stage: stage, rule: code == "SignatureDoesNotMatch" || response.status == 403 ? .denied : .status,
             message: "\(what) answered \(ServerMessage.statusLine(response.status))\(after)\(said)",
             expected: "200", actual: String(response.status))
     }

@@ -108,17 +108,17 @@ public struct AudioStage: Stage {
         let stage = Self.name
         guard before.content.isTimedMedia, before.content != .gif, before.content != .webp else {
             throw ItemFailed(
-                stage: stage, rule: "unsupported", message: "content is \(before.content.displayName), not audio",
+                stage: stage, rule: .unsupported, message: "content is \(before.content.displayName), not audio",
                 expected: "M4A, MP4, MOV, MKV, MP3, WAV, FLAC, AAC or Ogg", actual: before.content.displayName)
         }
         guard let source = before.audioStreams.first else {
             throw ItemFailed(
-                stage: stage, rule: "no_audio", message: "the file has no audio stream", expected: "an audio stream",
+                stage: stage, rule: .noAudio, message: "the file has no audio stream", expected: "an audio stream",
                 actual: before.streams.map(\.codecType).joined(separator: ", "))
         }
         if let duration = before.duration, duration <= 0 {
             throw ItemFailed(
-                stage: stage, rule: "empty", message: "the audio has zero duration", expected: "> 0 s",
+                stage: stage, rule: .empty, message: "the audio has zero duration", expected: "> 0 s",
                 actual: "\(duration) s")
         }
         return source

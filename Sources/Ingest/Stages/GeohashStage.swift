@@ -57,7 +57,7 @@ public struct GeohashStage: Stage {
             case .skip: return .skip(reason: "no location metadata (geohash on_missing: skip)")
             case .fail:
                 throw ItemFailed(
-                    stage: Self.name, rule: "required", message: "the file has no location metadata",
+                    stage: Self.name, rule: .required, message: "the file has no location metadata",
                     expected: "a location", actual: "none")
             }
         }

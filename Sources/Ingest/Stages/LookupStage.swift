@@ -83,7 +83,7 @@ public struct LookupStage: Stage {
             let key = try (options.key.source.isEmpty ? Template("{{file.path}}") : options.key).render(scope)
             guard let row = manifest.row(key: key, path: item.path) else {
                 throw ItemFailed(
-                    stage: Self.name, rule: "csv",
+                    stage: Self.name, rule: .csv,
                     message: "the file is not in \(manifest.path) (no row with \(manifest.keyColumn) '\(key)')",
                     expected: "a row for the file", actual: "none")
             }
@@ -102,7 +102,7 @@ public struct LookupStage: Stage {
                 let template = manifest == nil ? options.fallback.entries.first { $0.name == check.name }?.value : nil
                 failures.append(
                     RuleFailure(
-                        stage: Self.name, rule: "patterns.\(check.name)",
+                        stage: Self.name, rule: .pattern(check.name),
                         message: "\(check.name) '\(value)' (\(template.map { "\($0.source), " } ?? "")\(origin)) is "
                             + "not \(check.pattern.description)",
                         expected: check.pattern.description, actual: value))

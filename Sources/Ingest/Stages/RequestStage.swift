@@ -211,7 +211,7 @@ public struct RequestStage: Stage {
                 + "(a backend that hands out one ticket per resource may refuse another until the first expires)"
             : ""
         throw ItemFailed(
-            stage: Self.name, rule: "status",
+            stage: Self.name, rule: .status,
             message:
                 "\(request.method) \(Redaction.url(request.url)) answered \(ServerMessage.statusLine(response.status))"
                 + "\(attempts)\(said)\(why)",
@@ -234,7 +234,7 @@ public struct RequestStage: Stage {
             item.facts[name] = Redaction.json(value)
         } else {
             throw ItemFailed(
-                stage: Self.name, rule: "response",
+                stage: Self.name, rule: .response,
                 message:
                     "\(request.method) \(Redaction.url(request.url)) answered \(response.status) with a body that is "
                     + "not JSON (saved as '\(name)' for later templates)",

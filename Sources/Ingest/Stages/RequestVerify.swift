@@ -71,9 +71,9 @@ extension RequestStage {
         let outcome: Exchange.Outcome
         do {
             outcome = try exchange.send(request)
-        } catch let failed as ItemFailed where !failed.failures.contains(where: { $0.rule == "interrupted" }) {
+        } catch let failed as ItemFailed where !failed.failures.contains(where: { $0.rule == .interrupted }) {
             throw ItemFailed(
-                stage: Self.name, rule: "verify",
+                stage: Self.name, rule: .verify,
                 message: "an earlier call may have reached the server unanswered, and verifying it failed: "
                     + failed.failures.map(\.message).joined(separator: "; ") + "; not repeated: run again")
         }
@@ -83,7 +83,7 @@ extension RequestStage {
             let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
             let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
             throw ItemFailed(
-                stage: Self.name, rule: "verify",
+                stage: Self.name, rule: .verify,
                 message: "an earlier call may have reached the server unanswered; \(shown) answered "
                     + "\(ServerMessage.statusLine(response.status))\(attempts)\(said), which says neither done nor "
                     + "not done (404), so the call is not repeated: run again once the server answers",

@@ -97,11 +97,11 @@ public struct ValidateStage: Stage {
     }
 
     /// Records one broken rule: its name, the message, what was expected and what the file has.
-    private typealias Fail = (_ rule: String, _ message: String, _ expected: String?, _ actual: String?) -> Void
+    private typealias Fail = (_ rule: RuleName, _ message: String, _ expected: String?, _ actual: String?) -> Void
 
     public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         var failures: [RuleFailure] = []
-        func fail(_ rule: String, _ message: String, expected: String? = nil, actual: String? = nil) {
+        func fail(_ rule: RuleName, _ message: String, expected: String? = nil, actual: String? = nil) {
             failures.append(
                 RuleFailure(stage: Self.name, rule: rule, message: message, expected: expected, actual: actual))
         }
@@ -127,7 +127,7 @@ public struct ValidateStage: Stage {
                 let probe = try context.probe(item, stage: Self.name)
                 checkProbe(probe, fail: fail)
                 if let cut = probe.truncation {
-                    fail("truncated", cut.message, expected: "\(cut.neededBytes) bytes", actual: "\(cut.size) bytes")
+                    fail(.truncated, cut.message, expected: "\(cut.neededBytes) bytes", actual: "\(cut.size) bytes")
                 }
             } catch let failed as ItemFailed {
                 failures.append(contentsOf: failed.failures)
@@ -143,20 +143,20 @@ public struct ValidateStage: Stage {
         let normalized = allowed.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) }
         if !normalized.contains(ext) {
             fail(
-                "extensions", "extension \(ext.isEmpty ? "(none)" : "." + ext) is not allowed",
+                .extensions, "extension \(ext.isEmpty ? "(none)" : "." + ext) is not allowed",
                 normalized.map { "." + $0 }.joined(separator: ", "), ext.isEmpty ? "(none)" : "." + ext)
         }
     }
 
     private func checkSize(_ size: Int64, fail: Fail) {
         if size == 0 {
-            fail("min_bytes", "file is empty", "more than 0 bytes", "0 bytes")
+            fail(.minBytes, "file is empty", "more than 0 bytes", "0 bytes")
         } else if let minBytes = options.minBytes, size < minBytes.bytes {
-            fail("min_bytes", "file is smaller than \(minBytes)", "≥ \(minBytes.bytes) bytes", "\(size) bytes")
+            fail(.minBytes, "file is smaller than \(minBytes)", "≥ \(minBytes.bytes) bytes", "\(size) bytes")
         }
         if let maxBytes = options.maxBytes, size > maxBytes.bytes {
             fail(
-                "max_bytes", "file is larger than \(maxBytes)", "≤ \(maxBytes.bytes) bytes",
+                .maxBytes, "file is larger than \(maxBytes)", "≤ \(maxBytes.bytes) bytes",
                 "\(size) bytes (\(ByteSize.format(size)))")
         }
     }
@@ -165,12 +165,12 @@ public struct ValidateStage: Stage {
     private func checkContent(_ content: ContentKind, ext: String, fail: Fail) -> Bool {
         if let accepted = ContentKind.accepted(forExtension: ext), !accepted.contains(content) {
             fail(
-                "content", "content is \(content.displayName), extension says .\(ext)",
+                .content, "content is \(content.displayName), extension says .\(ext)",
                 accepted.map(\.displayName).sorted().joined(separator: " or "), content.displayName)
             return false
         } else if content == .hlsPlaylist || content == .concatList {
             fail(
-                "content", "content is \(content.displayName), which may reference other files", nil,
+                .content, "content is \(content.displayName), which may reference other files", nil,
                 content.displayName)
             return false
         }
@@ -183,12 +183,12 @@ public struct ValidateStage: Stage {
             let names = Set(probe.formatName.split(separator: ",").map(String.init) + [probe.content.rawValue])
             if names.isDisjoint(with: containers) {
                 fail(
-                    "containers", "container \(probe.formatName) is not allowed", containers.joined(separator: ", "),
+                    .containers, "container \(probe.formatName) is not allowed", containers.joined(separator: ", "),
                     probe.formatName)
             }
         }
         for (rule, kind, allowedList) in [
-            ("video_codecs", "video", options.videoCodecs), ("audio_codecs", "audio", options.audioCodecs),
+            (RuleName.videoCodecs, "video", options.videoCodecs), (RuleName.audioCodecs, "audio", options.audioCodecs),
         ] {
             guard let allowed = allowedList?.map({ $0.lowercased() }) else { continue }
             for stream in probe.streams where stream.codecType == kind {
@@ -207,15 +207,15 @@ public struct ValidateStage: Stage {
     private func checkDuration(_ probe: ProbeResult, fail: Fail) {
         guard let limits = options.duration else { return }
         guard let duration = probe.duration else {
-            fail("duration", "the file has no duration", "a duration", "none")
+            fail(.duration, "the file has no duration", "a duration", "none")
             return
         }
         let shown = DurationValue(seconds: duration).description
         if let min = limits.min, duration < min.seconds {
-            fail("duration.min", "duration \(shown) is shorter than \(min)", "≥ \(min)", shown)
+            fail(.durationMin, "duration \(shown) is shorter than \(min)", "≥ \(min)", shown)
         }
         if let max = limits.max, duration > max.seconds {
-            fail("duration.max", "duration \(shown) is longer than \(max)", "≤ \(max)", shown)
+            fail(.durationMax, "duration \(shown) is longer than \(max)", "≤ \(max)", shown)
         }
     }
 
@@ -223,21 +223,21 @@ public struct ValidateStage: Stage {
         if let (width, height) = displayedDimensions(probe) {
             let shown = "\(width)×\(height)"
             if let maxWidth = options.maxWidth, width > maxWidth {
-                fail("max_width", "width \(width) is over \(maxWidth)", "≤ \(maxWidth)", shown)
+                fail(.maxWidth, "width \(width) is over \(maxWidth)", "≤ \(maxWidth)", shown)
             }
             if let maxHeight = options.maxHeight, height > maxHeight {
-                fail("max_height", "height \(height) is over \(maxHeight)", "≤ \(maxHeight)", shown)
+                fail(.maxHeight, "height \(height) is over \(maxHeight)", "≤ \(maxHeight)", shown)
             }
             if let maxPixels = options.maxPixels, width * height > maxPixels {
                 fail(
-                    "max_pixels", "\(width * height) pixels is over \(maxPixels)", "≤ \(maxPixels)",
+                    .maxPixels, "\(width * height) pixels is over \(maxPixels)", "≤ \(maxPixels)",
                     "\(width * height) (\(shown))")
             }
         } else if options.maxWidth != nil || options.maxHeight != nil || options.maxPixels != nil {
             if !probe.content.isImage && probe.videoStreams.isEmpty {
                 // An audio file has no dimensions: the limits do not apply to it.
             } else {
-                fail("dimensions", "the dimensions could not be read", "width and height", "none")
+                fail(.dimensions, "the dimensions could not be read", "width and height", "none")
             }
         }
     }
@@ -246,11 +246,11 @@ public struct ValidateStage: Stage {
         for requirement in options.require {
             switch requirement {
             case .audio where probe.audioStreams.isEmpty:
-                fail("require", "the file has no audio stream", "audio", "streams: \(streamSummary(probe))")
+                fail(.require, "the file has no audio stream", "audio", "streams: \(streamSummary(probe))")
             case .video where probe.videoStreams.isEmpty && probe.image == nil:
-                fail("require", "the file has no video stream", "video", "streams: \(streamSummary(probe))")
+                fail(.require, "the file has no video stream", "video", "streams: \(streamSummary(probe))")
             case .location where probe.location == nil:
-                fail("require", "the file has no location metadata", "location", "none")
+                fail(.require, "the file has no location metadata", "location", "none")
             default: break
             }
         }

@@ -105,11 +105,11 @@ public struct VideoStage: Stage {
         let before = try context.probe(item, stage: stage)
         guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {
             throw ItemFailed(
-                stage: stage, rule: "unsupported", message: "content is \(before.content.displayName), not a movie",
+                stage: stage, rule: .unsupported, message: "content is \(before.content.displayName), not a movie",
                 expected: "MOV, MP4 or MKV", actual: before.content.displayName)
         }
         guard let video = before.videoStreams.first, let width = video.width, let height = video.height else {
-            throw ItemFailed(stage: stage, rule: "no_video", message: "the file has no video stream")
+            throw ItemFailed(stage: stage, rule: .noVideo, message: "the file has no video stream")
         }
         let audio = before.audioStreams.first
 

@@ -51,7 +51,7 @@ struct StillTranscoder {
         let (finalWidth, finalHeight) = swap ? (height, width) : (width, height)
         guard finalWidth <= 65500, finalHeight <= 65500 else {
             throw fail(
-                "dimensions", "a JPEG holds at most 65500 pixels per side; set max_dimension",
+                .dimensions, "a JPEG holds at most 65500 pixels per side; set max_dimension",
                 expected: "≤ 65500 per side", actual: "\(finalWidth)×\(finalHeight)")
         }
 
@@ -63,7 +63,7 @@ struct StillTranscoder {
             encoded = try compressor.compress(
                 planes, quality: options.quality.libjpeg, progressive: options.progressive)
         } catch let error as TurboJPEGError {
-            throw fail("encode", "TurboJPEG could not encode: \(error.description)")
+            throw fail(.encode, "TurboJPEG could not encode: \(error.description)")
         }
         let metadata = metadataSegments(source, rebuildEXIF: rotated || resized, width: finalWidth, height: finalHeight)
         let chunks = JPEGSegments.inserting(metadata, into: encoded)
@@ -116,7 +116,7 @@ struct StillTranscoder {
         do {
             kind = try Sniffer.sniff(path: path)
         } catch let error as ProbeError {
-            throw fail("unreadable", error.message)
+            throw fail(.unreadable, error.message)
         }
         switch kind {
         case .jpeg: return try loadJPEG(path)
@@ -124,7 +124,7 @@ struct StillTranscoder {
         case .heif: return try loadHEIF(path)
         default:
             throw fail(
-                "unsupported", "content is \(kind.displayName); the jpeg stage takes JPEG, PNG and HEIC/HEIF",
+                .unsupported, "content is \(kind.displayName); the jpeg stage takes JPEG, PNG and HEIC/HEIF",
                 expected: "JPEG, PNG or HEIC/HEIF", actual: kind.displayName)
         }
     }
@@ -139,12 +139,12 @@ struct StillTranscoder {
         do {
             header = try decompressor.header(of: bytes)
         } catch let error as TurboJPEGError {
-            throw fail("corrupt", "TurboJPEG cannot read the header: \(error.message)")
+            throw fail(.corrupt, "TurboJPEG cannot read the header: \(error.message)")
         }
         try checkPixels(header.width, header.height)
         guard !header.isCMYK, let subsampling = header.subsampling else {
             throw fail(
-                "unsupported", "CMYK/YCCK or unusual-subsampling JPEGs are not supported",
+                .unsupported, "CMYK/YCCK or unusual-subsampling JPEGs are not supported",
                 expected: "YCbCr or grayscale JPEG", actual: header.isCMYK ? "CMYK" : "unknown subsampling")
         }
         let exif = segments.exif.flatMap { ExifData(blob: $0) }
@@ -165,7 +165,7 @@ struct StillTranscoder {
                 : try decompressor.decodeToPlanes(
                     bytes, subsampling: subsampling, width: decodeSize.0, height: decodeSize.1)
         } catch let error as TurboJPEGError {
-            throw fail("corrupt", "TurboJPEG could not decode: \(error.message)")
+            throw fail(.corrupt, "TurboJPEG could not decode: \(error.message)")
         }
         return Source(
             format: .jpeg, image: image, width: header.width, height: header.height, orientation: orientation,
@@ -179,10 +179,10 @@ struct StillTranscoder {
             return try JPEGSegments.parse(bytes)
         } catch let error as JPEGSegments.ParseError {
             switch error {
-            case .notJPEG: throw fail("corrupt", "not a JPEG: no SOI marker")
+            case .notJPEG: throw fail(.corrupt, "not a JPEG: no SOI marker")
             case .truncated(let offset):
-                throw fail("corrupt", "JPEG is truncated before its image data (at byte \(offset) of \(bytes.count))")
-            case .badMarker(let offset): throw fail("corrupt", "JPEG marker structure is broken at byte \(offset)")
+                throw fail(.corrupt, "JPEG is truncated before its image data (at byte \(offset) of \(bytes.count))")
+            case .badMarker(let offset): throw fail(.corrupt, "JPEG marker structure is broken at byte \(offset)")
             }
         }
     }
@@ -204,7 +204,7 @@ struct StillTranscoder {
         let bytes = try readWhole(path)
         // IHDR is the first chunk: width and height as big-endian 32-bit numbers at bytes 16 and 20.
         guard bytes.count >= 33, bytes[12..<16].elementsEqual(Array("IHDR".utf8)) else {
-            throw fail("corrupt", "PNG has no IHDR header chunk")
+            throw fail(.corrupt, "PNG has no IHDR header chunk")
         }
         let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
         let height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
@@ -213,7 +213,7 @@ struct StillTranscoder {
         do {
             decoded = try PNGDecoder.decode(bytes, maxPixels: options.maxPixels)
         } catch let error as FFmpegError {
-            throw fail("corrupt", "FFmpeg's PNG decoder failed: \(error.description)")
+            throw fail(.corrupt, "FFmpeg's PNG decoder failed: \(error.description)")
         }
         return Source(
             format: .png, image: decoded.image, width: decoded.image.width, height: decoded.image.height,
@@ -236,7 +236,7 @@ struct StillTranscoder {
                 format: .heif, image: image, width: pixels.width, height: pixels.height, orientation: 1, exif: exif,
                 iccProfile: icc)
         } catch let error as HEIFError {
-            throw fail("corrupt", "libheif could not read the image: \(error.description)")
+            throw fail(.corrupt, "libheif could not read the image: \(error.description)")
         }
     }
 
@@ -254,7 +254,7 @@ struct StillTranscoder {
             do {
                 planes = try compressor.planes(from: image, subsampling: beforeTurn)
             } catch let error as TurboJPEGError {
-                throw fail("encode", "TurboJPEG could not convert to YCbCr: \(error.description)")
+                throw fail(.encode, "TurboJPEG could not convert to YCbCr: \(error.description)")
             }
         } else if !sameSize || image.layout != .yuv(beforeTurn) {
             do {
@@ -263,7 +263,7 @@ struct StillTranscoder {
                     height: height, filter: options.filter == .area ? .area : .lanczos)
                 planes = try scaler.scale(image)
             } catch let error as FFmpegError {
-                throw fail("scale", "swscale failed: \(error.description)")
+                throw fail(.scale, "swscale failed: \(error.description)")
             }
         }
         return orientation == 1 ? planes : planes.oriented(orientation)
@@ -360,17 +360,17 @@ struct StillTranscoder {
             switch refusal {
             case .tooLarge(let size, _): throw tooLarge(size)
             case .changedWhileReading(let expected, let read):
-                throw fail("unreadable", "file changed while being read (\(expected) bytes expected, \(read) read)")
-            case .notRegularFile: throw fail("unreadable", "not a regular file")
+                throw fail(.unreadable, "file changed while being read (\(expected) bytes expected, \(read) read)")
+            case .notRegularFile: throw fail(.unreadable, "not a regular file")
             }
         } catch let error as SystemError {
-            throw fail("unreadable", "\(error.call): \(error.message)")
+            throw fail(.unreadable, "\(error.call): \(error.message)")
         }
     }
 
     private func tooLarge(_ size: Int) -> ItemFailed {
         fail(
-            "max_bytes", "file is larger than \(options.maxBytes), the most the jpeg stage reads into memory",
+            .maxBytes, "file is larger than \(options.maxBytes), the most the jpeg stage reads into memory",
             expected: "≤ \(options.maxBytes.bytes) bytes", actual: "\(size) bytes (\(ByteSize.format(Int64(size))))")
     }
 
@@ -378,13 +378,13 @@ struct StillTranscoder {
     private func checkPixels(_ width: Int, _ height: Int) throws {
         if width <= 0 || height <= 0 {
             throw fail(
-                "dimensions", "the header says \(width)×\(height): an image without pixels", expected: "at least 1×1",
+                .dimensions, "the header says \(width)×\(height): an image without pixels", expected: "at least 1×1",
                 actual: "\(width)×\(height)")
         }
         let pixels = width.multipliedReportingOverflow(by: height)
         if pixels.overflow || pixels.partialValue > options.maxPixels {
             throw fail(
-                "max_pixels", "the header says \(width)×\(height), more pixels than max_pixels allows",
+                .maxPixels, "the header says \(width)×\(height), more pixels than max_pixels allows",
                 expected: "≤ \(options.maxPixels) pixels", actual: "\(width)×\(height) = \(width * height) pixels")
         }
     }
@@ -394,7 +394,7 @@ struct StillTranscoder {
             try StillFile.makeDirectories((path as NSString).deletingLastPathComponent)
             try StillFile.writeAtomically(chunks, to: path)
         } catch let error as SystemError {
-            throw fail("output", "cannot write \(path): \(error.call): \(error.message)")
+            throw fail(.output, "cannot write \(path): \(error.call): \(error.message)")
         }
     }
 
@@ -402,7 +402,8 @@ struct StillTranscoder {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
     }
 
-    private func fail(_ rule: String, _ message: String, expected: String? = nil, actual: String? = nil) -> ItemFailed {
+    private func fail(_ rule: RuleName, _ message: String, expected: String? = nil, actual: String? = nil) -> ItemFailed
+    {
         ItemFailed(stage: stage, rule: rule, message: message, expected: expected, actual: actual)
     }
 }

@@ -11,11 +11,12 @@ extension TemplateScope {
         let segments = String(text).split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
         if segments.contains("..") {
             throw ItemFailed(
-                stage: stage, rule: option, message: "the \(option) '\(raw)' contains a '..' segment",
+                stage: stage, rule: .option(option), message: "the \(option) '\(raw)' contains a '..' segment",
                 expected: "a relative key inside the destination", actual: raw)
         }
         guard !segments.isEmpty else {
-            throw ItemFailed(stage: stage, rule: option, message: "the \(option) is empty after rendering '\(raw)'")
+            throw ItemFailed(
+                stage: stage, rule: .option(option), message: "the \(option) is empty after rendering '\(raw)'")
         }
         return segments.joined(separator: "/")
     }

@@ -9,7 +9,7 @@ struct TemplateScope {
     let stage: String
 
     func missing(_ name: String, because reason: String) -> ItemFailed {
-        ItemFailed(stage: stage, rule: "template", message: "{{\(name)}} has no value: \(reason)")
+        ItemFailed(stage: stage, rule: .template, message: "{{\(name)}} has no value: \(reason)")
     }
 
     /// The value of `{{name}}` for this file: a built-in, else the result an earlier stage saved under `name`'s

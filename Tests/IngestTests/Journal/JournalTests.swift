@@ -92,7 +92,8 @@ import Testing
         #expect(
             statuses(first) == ["a.txt": "passed", "b.txt": "passed", "sub/c.txt": "passed", "bad.bin": "failed"])
         let firstDate = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
-            .record(root: JournalRecord.canonicalRoot(folder.path + "/media"), relativePath: "b.txt")?.templateValues["date"]
+            .record(root: JournalRecord.canonicalRoot(folder.path + "/media"), relativePath: "b.txt")?.templateValues[
+                "date"]
 
         // Failed files are retried by default; done ones are skipped.
         let second = try run(pipeline, folder)
@@ -257,7 +258,7 @@ import Testing
         let reports = try run(pipeline, folder)
         let big = try #require(reports["big.jpg"])
         #expect(big.status == .failed)
-        #expect(big.failures.first?.rule == "max_work_bytes")
+        #expect(big.failures.first?.rule.rawValue == "max_work_bytes")
         #expect(big.failures.first?.message.hasPrefix("needs about 4.9 KiB of work space") == true)
         // The small one got its turn (and failed as a photo, which it is not).
         #expect(reports["small.jpg"]?.failures.first?.stage == "jpeg")

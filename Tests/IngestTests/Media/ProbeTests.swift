@@ -213,7 +213,7 @@ import Testing
             _ = try Prober.probe(path: path, timeout: timeout)
             return nil
         } catch let error as ProbeError {
-            return (error.rule, error.message)
+            return (error.rule.rawValue, error.message)
         } catch {
             return ("unexpected \(type(of: error))", "\(error)")
         }

@@ -67,8 +67,8 @@ import Testing
         let followed = walk([folder.path]) { $0.followSymlinks = true }
         #expect(followed.map(\.relativePath) == ["link.mov", "real/a.mov", "real/up", "self"])
         #expect(followed[0].problem == nil)
-        #expect(followed[2].problem?.rule == "symlink_loop")
-        #expect(followed[3].problem?.rule == "symlink_loop")
+        #expect(followed[2].problem?.rule.rawValue == "symlink_loop")
+        #expect(followed[3].problem?.rule.rawValue == "symlink_loop")
         #expect(followed[3].problem?.message.contains("resolves to itself") == true)
     }
 
@@ -85,7 +85,7 @@ import Testing
         #expect(mkfifo(folder.path + "/pipe.mov", 0o644) == 0)
         let entries = walk([folder.path])
         #expect(entries.map(\.relativePath) == ["bad\\xFF.mov", "pipe.mov"])
-        #expect(entries.map { $0.problem?.rule } == ["file_name", nil])
+        #expect(entries.map { $0.problem?.rule.rawValue } == ["file_name", nil])
         #expect(entries[1].skipReason == "not a regular file: a FIFO (named pipe)")
     }
 
@@ -95,7 +95,7 @@ import Testing
         let file = try folder.file("one/clip.mov", "abc")
         let entries = walk([folder.path + "/nope", file])
         #expect(entries.count == 2)
-        #expect(entries[0].problem?.rule == "unreadable")
+        #expect(entries[0].problem?.rule.rawValue == "unreadable")
         #expect(entries[0].problem?.message == "cannot open: no such file or directory")
         #expect(entries[1].relativePath == "clip.mov")
         #expect(entries[1].size == 3)
@@ -143,9 +143,9 @@ import Testing
         let reports = entries.map { runner.process($0) }
         #expect(reports.map(\.status) == [.failed, .failed, .failed])
         // a and c fail on content (not media), b because it is gone: named, not a crash.
-        #expect(reports[1].failures.map(\.rule) == ["unreadable"])
+        #expect(reports[1].failures.map(\.rule.rawValue) == ["unreadable"])
         #expect(reports[1].failures.first?.message.contains("no such file or directory") == true)
-        #expect(reports[0].failures.map(\.rule) == ["content"])
+        #expect(reports[0].failures.map(\.rule.rawValue) == ["content"])
     }
 
     @Test func aFolderNamedLikeAMovieFailsAsAFile() throws {
@@ -159,7 +159,7 @@ import Testing
             settings: RunSettings())
         let report = runner.process(InputEntry(path: directory, relativePath: "x.mov", size: 4096))
         #expect(report.status == .failed)
-        #expect(report.failures.map(\.rule) == ["unreadable"])
+        #expect(report.failures.map(\.rule.rawValue) == ["unreadable"])
         #expect(report.failures.first?.message.contains("directory") == true)
         #expect(Array(InputWalker(paths: [folder.path], spec: InputSpec())).isEmpty)
     }

@@ -248,7 +248,7 @@ import Testing
         try runner.run(paths: [folder.file("in")]) { reports.append($0) }
         #expect(reports.count == 1)
         #expect(reports.first?.status == .failed)
-        #expect(reports.first?.failures.first?.rule == "max_work_bytes")
+        #expect(reports.first?.failures.first?.rule.rawValue == "max_work_bytes")
         #expect(folder.filesInWork().isEmpty)
     }
 }

@@ -132,7 +132,7 @@ import Testing
         let input = folder.file("silent.mp4")
         try folder.ffmpeg("-f lavfi -i testsrc2=size=160x120 -t 1 -c:v libx264 -preset ultrafast '\(input)'")
         let failure = try #require(try folder.failure(try stage(), input))
-        #expect(failure.rule == "no_audio")
+        #expect(failure.rule.rawValue == "no_audio")
         #expect(folder.filesInWork().isEmpty)
     }
 
@@ -141,7 +141,7 @@ import Testing
         let input = folder.file("empty.wav")
         try folder.ffmpeg("-f lavfi -i anullsrc=r=44100:cl=mono -t 0 '\(input)'")
         let failure = try #require(try folder.failure(try stage(), input))
-        #expect(failure.rule == "empty", "\(failure)")
+        #expect(failure.rule.rawValue == "empty", "\(failure)")
         #expect(folder.filesInWork().isEmpty)
     }
 
@@ -151,7 +151,7 @@ import Testing
         try folder.ffmpeg("-f lavfi -i 'sine=duration=1' -c:a pcm_s16le '\(input)'")
         try folder.patchSampleEntry(input, "sowt", "zzzz")
         let failure = try #require(try folder.failure(try stage(), input))
-        #expect(failure.rule == "unsupported")
+        #expect(failure.rule.rawValue == "unsupported")
         #expect(failure.message.contains("zzzz"), "\(failure.message)")
         #expect(folder.filesInWork().isEmpty)
     }
@@ -165,7 +165,7 @@ import Testing
         try folder.corrupt(input, at: 0.5, count: 4000)
         let original = try Data(contentsOf: URL(fileURLWithPath: input))
         let failure = try #require(try folder.failure(try stage(), input))
-        #expect(failure.rule == "corrupt")
+        #expect(failure.rule.rawValue == "corrupt")
         #expect(failure.message.contains("aac decoder"), "\(failure.message)")
         #expect(folder.filesInWork().isEmpty)
         #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == original)

@@ -52,11 +52,11 @@ import Testing
         } catch let failed as ItemFailed {
             let failure = try #require(failed.failures.first)
             #expect(failure.stage == "jpeg")
-            #expect(failure.rule == rule, "\(failure)")
+            #expect(failure.rule.rawValue == rule, "\(failure)")
             return failure
         }
         Issue.record("\(file) should fail rule \(rule)")
-        return RuleFailure(stage: "", rule: "", message: "")
+        return RuleFailure(stage: "", rule: RuleName(rawValue: ""), message: "")
     }
 
     /// A decoded image from `djpeg -pnm` (an independent decoder).

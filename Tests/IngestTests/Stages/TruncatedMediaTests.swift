@@ -95,12 +95,12 @@ import Testing
         for length in lengths {
             let path = try cut(source, to: length, in: folder)
             let failures = try validate(path)
-            let rules = failures.map(\.rule)
+            let rules = failures.map(\.rule.rawValue)
             #expect(!rules.isEmpty, "\(name) cut to \(length) of \(full) bytes passed validate")
             // A cut through the index is FFmpeg's to refuse (moov atom not found: corrupt); past it the file opens.
             let allowed: Set<String> = length >= indexWhole ? ["truncated"] : ["truncated", "corrupt"]
             #expect(Set(rules).isSubset(of: allowed), "\(name) \(length) of \(full): \(rules)")
-            if let truncated = failures.first(where: { $0.rule == "truncated" }) {
+            if let truncated = failures.first(where: { $0.rule.rawValue == "truncated" }) {
                 #expect(truncated.stage == "validate")
                 #expect(truncated.message.hasPrefix("the file is cut short: its "), "\(truncated.message)")
                 #expect(truncated.message.hasSuffix(", the file has \(Truncation.grouped(Int64(length)))"))
@@ -120,7 +120,7 @@ import Testing
         let path = try cut(source, to: mdat, in: folder)
         #expect(ISOBoxes.overrun(path: path, size: Int64(mdat)) == nil)
         let failures = try validate(path)
-        #expect(failures.map(\.rule) == ["truncated"])
+        #expect(failures.map(\.rule.rawValue) == ["truncated"])
         #expect(failures.first?.message.contains("its media data needs") == true)
     }
 
@@ -137,7 +137,7 @@ import Testing
         #expect(try validate(open) == [])
         let path = try cut(open, to: bytes.count / 2, in: folder)
         #expect(ISOBoxes.overrun(path: path, size: Int64(bytes.count / 2)) == nil)
-        #expect(try validate(path).map(\.rule) == ["truncated"])
+        #expect(try validate(path).map(\.rule.rawValue) == ["truncated"])
     }
 
     /// Every broken rule is reported: the cut beside the rules that read the container, which still read it.
@@ -149,7 +149,7 @@ import Testing
             $0.duration = .init()
             $0.duration?.max = DurationValue(seconds: 10)
             $0.require = [.video, .audio]
-        }.map(\.rule)
+        }.map(\.rule.rawValue)
         #expect(rules == ["extensions", "truncated"])
     }
 

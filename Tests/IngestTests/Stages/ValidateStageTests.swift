@@ -40,7 +40,10 @@ import Testing
                 ])
             Media.run(
                 "ffmpeg",
-                ffmpeg + ["-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-ac", "1", "-ar", "44100", "-c:a", "aac", m4a])
+                ffmpeg + [
+                    "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-ac", "1", "-ar", "44100", "-c:a", "aac",
+                    m4a,
+                ])
             Media.run("ffmpeg", ffmpeg + ["-f", "lavfi", "-i", "testsrc=size=640x480", "-frames:v", "1", jpeg])
             try? FileManager.default.copyItem(atPath: jpeg, toPath: jpegNamedMov)
         }
@@ -52,7 +55,7 @@ import Testing
 
     /// Runs validate with `configure`d options on `path`; returns the rules that failed (empty when it passed).
     func failedRules(_ path: String, _ configure: (inout ValidateStage.Options) -> Void) throws -> [String] {
-        try failures(path, configure).map(\.rule)
+        try failures(path, configure).map(\.rule.rawValue)
     }
 
     func failures(_ path: String, _ configure: (inout ValidateStage.Options) -> Void) throws -> [RuleFailure] {
@@ -72,7 +75,7 @@ import Testing
         #expect(try failedRules(media.mov) { $0.extensions = ["mov", "MP4"] } == [])
         #expect(try failedRules(media.mov) { $0.extensions = [".MOV"] } == [])
         let failed = try failures(media.m4a) { $0.extensions = ["mov"] }
-        #expect(failed.map(\.rule) == ["extensions"])
+        #expect(failed.map(\.rule.rawValue) == ["extensions"])
         #expect(failed.first?.actual == ".m4a")
         #expect(failed.first?.expected == ".mov")
     }
@@ -80,25 +83,32 @@ import Testing
     @Test func contentSniffing() throws {
         #expect(try failedRules(media.mov) { _ in } == [])
         let failed = try failures(media.jpegNamedMov) { _ in }
-        #expect(failed.map(\.rule) == ["content"])
+        #expect(failed.map(\.rule.rawValue) == ["content"])
         #expect(failed.first?.message == "content is JPEG, extension says .mov")
         #expect(try failedRules(media.jpegNamedMov) { $0.sniff = false } == [])
     }
 
     @Test func sizes() throws {
         let size = try #require(FileManager.default.attributesOfItem(atPath: media.m4a)[.size] as? NSNumber).int64Value
-        #expect(try failedRules(media.m4a) { $0.minBytes = ByteSize(bytes: size); $0.maxBytes = ByteSize(bytes: size) } == [])
+        #expect(
+            try failedRules(media.m4a) {
+                $0.minBytes = ByteSize(bytes: size)
+                $0.maxBytes = ByteSize(bytes: size)
+            } == [])
         #expect(try failedRules(media.m4a) { $0.minBytes = ByteSize(bytes: size + 1) } == ["min_bytes"])
         let failed = try failures(media.m4a) { $0.maxBytes = ByteSize(bytes: size - 1) }
-        #expect(failed.map(\.rule) == ["max_bytes"])
+        #expect(failed.map(\.rule.rawValue) == ["max_bytes"])
         #expect(failed.first?.actual?.hasPrefix("\(size) bytes") == true)
     }
 
     @Test func emptyFileFailsWithoutBeingOpened() throws {
         let empty = media.directory.appendingPathComponent("empty.mov").path
         #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
-        let failed = try failures(empty) { $0.duration = .init(); $0.duration?.max = DurationValue(seconds: 10) }
-        #expect(failed.map(\.rule) == ["min_bytes"])
+        let failed = try failures(empty) {
+            $0.duration = .init()
+            $0.duration?.max = DurationValue(seconds: 10)
+        }
+        #expect(failed.map(\.rule.rawValue) == ["min_bytes"])
         #expect(failed.first?.message == "file is empty")
     }
 
@@ -109,9 +119,16 @@ import Testing
                 $0.duration?.min = DurationValue(seconds: 1)
                 $0.duration?.max = DurationValue(seconds: 3)
             } == [])
-        #expect(try failedRules(media.mov) { $0.duration = .init(); $0.duration?.min = DurationValue(seconds: 5) } == ["duration.min"])
-        let failed = try failures(media.mov) { $0.duration = .init(); $0.duration?.max = DurationValue(seconds: 1) }
-        #expect(failed.map(\.rule) == ["duration.max"])
+        #expect(
+            try failedRules(media.mov) {
+                $0.duration = .init()
+                $0.duration?.min = DurationValue(seconds: 5)
+            } == ["duration.min"])
+        let failed = try failures(media.mov) {
+            $0.duration = .init()
+            $0.duration?.max = DurationValue(seconds: 1)
+        }
+        #expect(failed.map(\.rule.rawValue) == ["duration.max"])
         #expect(failed.first?.expected == "≤ 1s")
     }
 
@@ -123,14 +140,26 @@ import Testing
     }
 
     @Test func codecs() throws {
-        #expect(try failedRules(media.mov) { $0.videoCodecs = ["h264"]; $0.audioCodecs = ["aac"] } == [])
-        let failed = try failures(media.mov) { $0.videoCodecs = ["hevc"]; $0.audioCodecs = ["mp3", "opus"] }
-        #expect(failed.map(\.rule) == ["video_codecs", "audio_codecs"])
+        #expect(
+            try failedRules(media.mov) {
+                $0.videoCodecs = ["h264"]
+                $0.audioCodecs = ["aac"]
+            } == [])
+        let failed = try failures(media.mov) {
+            $0.videoCodecs = ["hevc"]
+            $0.audioCodecs = ["mp3", "opus"]
+        }
+        #expect(failed.map(\.rule.rawValue) == ["video_codecs", "audio_codecs"])
         #expect(failed.first?.actual == "h264")
     }
 
     @Test func dimensions() throws {
-        #expect(try failedRules(media.mov) { $0.maxWidth = 320; $0.maxHeight = 240; $0.maxPixels = 320 * 240 } == [])
+        #expect(
+            try failedRules(media.mov) {
+                $0.maxWidth = 320
+                $0.maxHeight = 240
+                $0.maxPixels = 320 * 240
+            } == [])
         #expect(try failedRules(media.mov) { $0.maxWidth = 319 } == ["max_width"])
         #expect(try failedRules(media.mov) { $0.maxHeight = 200 } == ["max_height"])
         #expect(try failedRules(media.jpeg) { $0.maxPixels = 640 * 480 - 1 } == ["max_pixels"])
@@ -160,10 +189,13 @@ import Testing
         let head = try handle.read(upToCount: 2000) ?? Data()
         try handle.close()
         #expect(FileManager.default.createFile(atPath: truncated, contents: head))
-        let failed = try failures(truncated) { $0.duration = .init(); $0.duration?.max = DurationValue(seconds: 10) }
+        let failed = try failures(truncated) {
+            $0.duration = .init()
+            $0.duration?.max = DurationValue(seconds: 10)
+        }
         #expect(failed.count == 1)
         #expect(failed.first?.stage == "validate")
-        #expect(failed.first.map { ["corrupt", "duration"].contains($0.rule) } == true)
+        #expect(failed.first.map { ["corrupt", "duration"].contains($0.rule.rawValue) } == true)
     }
 
     @Test func optionCrossChecks() throws {

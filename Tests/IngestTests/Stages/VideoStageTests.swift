@@ -158,7 +158,7 @@ import Testing
             _ = try stage { $0.mode = .transcode }.run(item, context: context)
         }
         let failure = try #require(error?.failures.first)
-        #expect(failure.rule == "interrupted", "\(failure)")
+        #expect(failure.rule.rawValue == "interrupted", "\(failure)")
         #expect(failure.message == "interrupted (SIGINT) during the transcode; the next run repeats it")
         // Stopped well before the end of the file (the last progress report came at the cancel).
         #expect(reports.last > total / 10 && reports.last < total / 2, "\(reports.last) of \(total)")
@@ -181,7 +181,7 @@ import Testing
         try folder.corrupt(input, at: 0.5, count: 20000)
         let original = try Data(contentsOf: URL(fileURLWithPath: input))
         let failure = try #require(try folder.failure(try stage { $0.mode = .transcode }, input))
-        #expect(failure.rule == "corrupt")
+        #expect(failure.rule.rawValue == "corrupt")
         #expect(failure.message.contains("h264 decoder"), "\(failure.message)")
         #expect(folder.filesInWork().isEmpty, "\(folder.filesInWork())")
         #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == original)
@@ -207,7 +207,7 @@ import Testing
         let size = try #require(try FileManager.default.attributesOfItem(atPath: whole)[.size] as? NSNumber).intValue
         try folder.sh("head -c \(size * 2 / 3) '\(whole)' > '\(input)'")
         let failure = try #require(try folder.failure(try stage(), input))
-        #expect(failure.rule == "corrupt")
+        #expect(failure.rule.rawValue == "corrupt")
         #expect(failure.message.contains("cut short"), "\(failure.message)")
         #expect(folder.filesInWork().isEmpty)
     }
@@ -229,7 +229,7 @@ import Testing
         let input = try makeClip(folder, "odd.mp4", video: "-c:v libx264 -preset ultrafast", audio: "-an")
         try folder.patchSampleEntry(input, "avc1", "zzzz")
         let failure = try #require(try folder.failure(try stage { $0.mode = .transcode }, input))
-        #expect(failure.rule == "unsupported")
+        #expect(failure.rule.rawValue == "unsupported")
         #expect(failure.message.contains("zzzz"), "\(failure.message)")
         #expect(folder.filesInWork().isEmpty)
     }
@@ -239,7 +239,7 @@ import Testing
         let input = folder.file("a.m4a")
         try folder.ffmpeg("-f lavfi -i 'sine=duration=1' '\(input)'")
         let failure = try #require(try folder.failure(try stage(), input))
-        #expect(failure.rule == "unsupported" || failure.rule == "no_video", "\(failure)")
+        #expect(failure.rule.rawValue == "unsupported" || failure.rule.rawValue == "no_video", "\(failure)")
     }
 
     @Test func fitKeepsAspectAndEvenSides() {

@@ -333,7 +333,7 @@ import Testing
         }
         #expect(openWhileUploading, "ListMultipartUploads did not show the open upload")
         let failure = try #require(error?.failures.first)
-        #expect(failure.rule == "changed", "\(failure)")
+        #expect(failure.rule.rawValue == "changed", "\(failure)")
         #expect(failure.message.contains("multipart upload aborted"), "\(failure)")
         #expect(try openUploads().contains(key) == false)
         let head = try server.curl(["-s", "-I", objectURL(key)])

@@ -145,7 +145,7 @@ import Testing
             _ = try uploader.upload(path: path, key: "k/big.bin", headers: [], contentType: "application/octet-stream")
             return nil
         } catch let error as ItemFailed {
-            return error.failures.first.map { ($0.rule, $0.message) }
+            return error.failures.first.map { ($0.rule.rawValue, $0.message) }
         } catch {
             return ("thrown", "\(error)")
         }

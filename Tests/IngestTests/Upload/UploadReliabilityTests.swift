@@ -137,7 +137,7 @@ import Testing
                 cancellation: cancellation)
         }
         let failure = try #require(error?.failures.first)
-        #expect(failure.rule == "interrupted", "\(failure)")
+        #expect(failure.rule.rawValue == "interrupted", "\(failure)")
         #expect(failure.message.contains("(multipart upload aborted)"), "\(failure)")
         #expect(try backend.counts("callbacks")["abort"] == 1)
         #expect(try backend.objects().isEmpty)

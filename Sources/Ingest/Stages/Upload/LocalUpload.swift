@@ -13,7 +13,7 @@ struct LocalUpload: UploadMethod {
             return try rehearse(item, key: key, root: root, tap: tap, context: context)
         }
         func fail(_ message: String) -> ItemFailed {
-            ItemFailed(stage: UploadStage.name, rule: "local", message: message)
+            ItemFailed(stage: UploadStage.name, rule: .local, message: message)
         }
         do {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
@@ -42,7 +42,7 @@ struct LocalUpload: UploadMethod {
         } catch {
             throw ItemFailed(
                 stage: UploadStage.name,
-                rule: { if case .changed = error { return "changed" } else { return "local" } }(),
+                rule: { if case .changed = error { return .changed } else { return .local } }(),
                 message: "copy to \(finalPath) failed: \(error)")
         }
         observer.store(on: item)

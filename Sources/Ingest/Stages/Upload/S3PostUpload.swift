@@ -39,7 +39,7 @@ struct S3PostUpload: SignedURLUpload {
         do {
             policy = try S3PostPolicy(decodingFields: map)
         } catch {
-            throw ItemFailed(stage: UploadStage.name, rule: "policy", message: "\(error)")
+            throw ItemFailed(stage: UploadStage.name, rule: .policy, message: "\(error)")
         }
         let key = map.first { $0.key.lowercased() == "key" }?.value.replacingOccurrences(
             of: "${filename}", with: fileName)
@@ -48,7 +48,7 @@ struct S3PostUpload: SignedURLUpload {
             throw ItemFailed(
                 violations.map {
                     RuleFailure(
-                        stage: UploadStage.name, rule: "policy.\($0.rule)",
+                        stage: UploadStage.name, rule: .policy($0.rule),
                         message: "the S3 POST policy refuses the file: \($0)")
                 })
         }
@@ -58,13 +58,13 @@ struct S3PostUpload: SignedURLUpload {
     static func formFields(_ value: JSONValue, stage: String) throws -> [(String, String)] {
         guard case .object(let object) = value else {
             throw ItemFailed(
-                stage: stage, rule: "fields",
+                stage: stage, rule: .fields,
                 message: "fields must be an object of form fields, found \(value.serialized().prefix(60))")
         }
         return try object.pairs.map { name, value in
             switch value {
             case .object, .array, .null:
-                throw ItemFailed(stage: stage, rule: "fields", message: "form field '\(name)' is not text")
+                throw ItemFailed(stage: stage, rule: .fields, message: "form field '\(name)' is not text")
             default: return (name, value.stringValue ?? "")
             }
         }

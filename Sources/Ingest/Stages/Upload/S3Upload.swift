@@ -31,7 +31,7 @@ struct S3Upload: UploadMethod {
     func upload(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
         guard let s3 = uploader else {
             throw ItemFailed(
-                stage: UploadStage.name, rule: "credentials", message: problem ?? "method s3 without an uploader")
+                stage: UploadStage.name, rule: .credentials, message: problem ?? "method s3 without an uploader")
         }
         let key = try options.renderedKey(scope)
         let contentType = try options.renderedContentType(item, scope: scope)
@@ -78,7 +78,7 @@ struct S3Upload: UploadMethod {
             // Header values cannot carry CR/LF; S3 stores metadata as US-ASCII text.
             guard !value.contains(where: { $0.isNewline }), value.allSatisfy(\.isASCII) else {
                 throw ItemFailed(
-                    stage: UploadStage.name, rule: "metadata",
+                    stage: UploadStage.name, rule: .metadata,
                     message: "metadata '\(entry.name)' must be one line of ASCII text, found '\(value.prefix(60))'")
             }
             headers.append(("x-amz-meta-" + entry.name.lowercased(), value))

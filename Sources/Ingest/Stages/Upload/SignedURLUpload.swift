@@ -29,7 +29,7 @@ extension SignedURLUpload {
             do {
                 prepared = try prepare(item, scope: scope)
             } catch let failed as ItemFailed
-                where failed.failures.allSatisfy({ $0.rule == "policy.expiration" }) && options.onExpired == .renew
+                where failed.failures.allSatisfy({ $0.rule == .policy("expiration") }) && options.onExpired == .renew
                 && !renewed
             {
                 try renewTicket(item, said: failed.failures.first?.message)
@@ -58,7 +58,7 @@ extension SignedURLUpload {
     private func prepare(_ item: Item, scope: TemplateScope) throws -> PreparedUpload {
         guard let urlTemplate = options.url else {
             throw ItemFailed(
-                stage: UploadStage.name, rule: "url", message: "method \(options.method.rawValue) needs 'url'")
+                stage: UploadStage.name, rule: .url, message: "method \(options.method.rawValue) needs 'url'")
         }
         let url = try urlTemplate.render(scope)
         let contentType = try options.renderedContentType(item, scope: scope)
@@ -68,7 +68,7 @@ extension SignedURLUpload {
             built = try request(for: item, url: url, headers: headers, contentType: contentType, scope: scope)
         } catch let error as SystemError {
             throw ItemFailed(
-                stage: UploadStage.name, rule: "unreadable", message: "cannot read the file to upload: \(error)")
+                stage: UploadStage.name, rule: .unreadable, message: "cannot read the file to upload: \(error)")
         }
         built.request.maxResponseBytes = 64 * 1024
         options.network.apply(to: &built.request)
@@ -113,7 +113,7 @@ extension SignedURLUpload {
         let response = outcome.response
         let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
         return ItemFailed(
-            stage: UploadStage.name, rule: UploadStage.isExpired(response) ? "expired" : "status",
+            stage: UploadStage.name, rule: UploadStage.isExpired(response) ? .expired : .status,
             message: "\(prepared.request.method) \(Redaction.url(prepared.request.url)) answered "
                 + "\(ServerMessage.statusLine(response.status))\(attempts)\(said.map { ": \($0)" } ?? "")"
                 + (renewed && UploadStage.isExpired(response) ? " (even after renewing the ticket)" : ""),
@@ -134,12 +134,12 @@ extension SignedURLUpload {
             .map { String($0.split(separator: ".")[0]) }
         guard let name = roots.first(where: { item.rerun[$0] != nil }), let rerun = item.rerun[name] else {
             throw ItemFailed(
-                stage: UploadStage.name, rule: "expired",
+                stage: UploadStage.name, rule: .expired,
                 message: "the signed URL expired (\(said ?? "403")) and no earlier request stage made it with `as:`")
         }
         if case .skip(let reason) = try rerun() {
             throw ItemFailed(
-                stage: UploadStage.name, rule: "expired",
+                stage: UploadStage.name, rule: .expired,
                 message: "the signed URL expired and renewing the ticket '\(name)' was refused: \(reason)")
         }
     }

@@ -132,11 +132,6 @@ public enum Sniffer {
 
     /// "permission denied", "no such file" … from errno after a failed open.
     static func describeOpenFailure(_ path: String) -> String {
-        let fd = open(path, O_RDONLY)
-        if fd >= 0 {
-            close(fd)
-            return "unknown error"
-        }
-        return SystemError.last(call: "open", path: path).reason
+        FileSystem.openFailure(path)?.reason ?? "unknown error"
     }
 }

@@ -64,16 +64,10 @@ final class GitHubReportWriter: ReportWriter {
 
     /// Appends to the step summary file (GitHub creates it; other steps write to it too, so never replaced).
     static func append(_ text: String, to path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            let failure = SystemError.last(call: "open", path: path)
-            throw ReportError("cannot write the job summary \(path): \(failure.message)")
-        }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
-            try handle.write(contentsOf: Data(text.utf8))
+            try FileSystem.append(Array(text.utf8), to: path)
         } catch {
-            throw ReportError("cannot write the job summary \(path): \(error.localizedDescription)")
+            throw ReportError("cannot write the job summary \(path): \(error.message)")
         }
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IngestNative
 
 /// The work folder (`.ingest/work`): temp and transcoded files, which belong to the file being worked on and are
 /// removed when it is finished. Each run writes only inside a folder of its own there (`RunWorkFolder`), so runs
@@ -28,8 +29,7 @@ enum WorkFolder {
 
     /// Creates the marker in place: `FileManager.createFile` writes a temp file first, which a kill could leave.
     private static func mark(_ folder: String) {
-        let descriptor = open(folder + "/" + marker, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
-        if descriptor >= 0 { close(descriptor) }
+        try? FileSystem.createEmpty(folder + "/" + marker)
     }
 
     /// Where a stage that transcodes writes `item`'s new file:

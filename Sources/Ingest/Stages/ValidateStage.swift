@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// `validate`: the local rules a file must meet before anything is spent on it. Every rule that fails is
 /// reported (not only the first), each with expected vs. actual, so one run tells the whole story of a file.
@@ -274,9 +275,7 @@ public struct ValidateStage: Stage {
     }
 
     private func fileSize(_ path: String) -> Int64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Int64(info.st_size)
+        try? FileStatus(path: path, followLinks: true).size
     }
 }
 

@@ -221,6 +221,7 @@ print_table() {
     local bytes mib tool best_peer="" best_time=""
     bytes=$(du -sb --apparent-size "$2" | cut -f1)
     mib=$(echo "$bytes / 1048576" | bc -l)
+    [ "${MARKDOWN:-0}" = 1 ] && { markdown_row "$1" "$mib"; return 0; }
     echo "== $1: best of $ROUNDS rounds, $CONCURRENCY at a time, ${PART_MIB} MiB parts, every object's size verified =="
     printf '  %-8s %8s %9s %14s %8s %10s %16s\n' tool "best s" "MiB/s" "peak RSS KiB" parts "TCP conns" "thr ingest/tool"
     for tool in $TOOLS; do
@@ -238,6 +239,35 @@ print_table() {
     fi
     [[ " $TOOLS " = *" aws "* ]] && echo "  (aws-cli is Python: its time includes the interpreter's start, ~0.3-0.5 s a call)"
     return 0
+}
+
+# MARKDOWN=1: one README table row per workload (the header before the first), the tools as columns: MiB/s, best
+# seconds, peak RSS and (COUNT_CONNECTIONS=1) the TCP connections opened; last, ingest's ratio to the best peer.
+markdown_row() {
+    local title="$1" mib="$2" tool cells="" best_peer="" best_time="" header="| workload |" rule="|---|"
+    for tool in $TOOLS; do
+        local cell
+        cell=$(printf '%.0f MiB/s (%.2f s, %.0f MiB RSS' "$(echo "$mib / ${BEST[$tool]}" | bc -l)" "${BEST[$tool]}" \
+            "$(echo "${RSS[$tool]} / 1024" | bc -l)")
+        [ -n "${CONNS[$tool]:-}" ] && cell+=", ${CONNS[$tool]} TCP conn."
+        cells+=" $cell) |"
+        header+=" $(tool_name "$tool") |" rule+="---|"
+        if [ "$tool" != ingest ] && { [ -z "$best_time" ] || [ "$(echo "${BEST[$tool]} < $best_time" | bc -l)" = 1 ]; }; then
+            best_peer=$tool best_time=${BEST[$tool]}
+        fi
+    done
+    if [ -z "${MARKDOWN_HEADER_DONE:-}" ]; then
+        echo "$header ingest ÷ best peer |"
+        echo "$rule---|"
+        MARKDOWN_HEADER_DONE=1
+    fi
+    local ratio="-"
+    [ -n "${BEST[ingest]:-}" ] && [ -n "$best_peer" ] \
+        && ratio=$(printf '**%.2f** (vs %s)' "$(echo "$best_time / ${BEST[ingest]}" | bc -l)" "$best_peer")
+    echo "| $title |$cells $ratio |"
+}
+tool_name() {
+    case "$1" in ingest) echo "ingest (journal on)" ;; aws) echo aws-cli ;; *) echo "$1" ;; esac
 }
 
 # The two workloads of issue 13: FILES × FILE_MIB MiB in one folder, and one BIG_MIB MiB file (multipart).

@@ -10,6 +10,7 @@
 # after each run; a wrong size stops the script (exit 1).
 # Usage: bash Benchmarks/upload.sh [SIZE_MIB]        (default 2048; SIZE_MIB=… works too)
 #        ROUNDS=3 INGEST=/path/to/ingest bash Benchmarks/upload.sh 2048   (INGEST skips the release build)
+#        MARKDOWN=1 … prints the README's table rows instead (Benchmarks/README-table.sh runs every benchmark so)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB="${1:-${SIZE_MIB:-2048}}"
@@ -118,6 +119,20 @@ done
 BASELINE=$(tail -1 "$WORK/time")
 
 mib=$(echo "$BYTES / 1048576" | bc -l)
+# MARKDOWN=1: the README's rows instead (workload, ingest, peer, ratio, ingest's peak RSS over --version).
+if [ "${MARKDOWN:-0}" = 1 ]; then
+    cell() { printf '%.0f MiB/s (%.2f s, %.1f MiB RSS)' "$(echo "$mib / ${BEST[$1]}" | bc -l)" "${BEST[$1]}" \
+        "$(echo "${RSS[$1]} / 1024" | bc -l)"; }
+    row() { # workload, ingest's label, peer's label
+        printf '| %s | %s | `%s` %s | **%.2f** | %+.1f MiB |\n' "$1" "$(cell "$2")" "${3% (same form)}" "$(cell "$3")" \
+            "$(echo "${BEST[$3]} / ${BEST[$2]}" | bc -l)" "$(echo "(${RSS[$2]} - $BASELINE) / 1024" | bc -l)"
+    }
+    echo "| workload (loopback sink) | ingest (journal on) | peer | ingest ÷ peer | ingest RSS over \`--version\` ($(echo "$BASELINE / 1024" | bc -l | xargs printf '%.1f') MiB) |"
+    echo "|---|---|---|---|---|"
+    row "one $SIZE_MIB MiB PUT" "ingest run (put)" "curl -T"
+    row "one $SIZE_MIB MiB s3-post (same form)" "ingest run (s3-post)" "curl -F (same form)"
+    exit 0
+fi
 echo "== one ${SIZE_MIB} MiB upload to a loopback sink (127.0.0.1), best of $ROUNDS interleaved rounds, every size verified =="
 printf '  %-22s %8s %9s %14s %16s\n' run "best s" "MiB/s" "peak RSS KiB" "over --version"
 for label in "curl -T" "ingest run (put)" "curl -F (same form)" "ingest run (s3-post)"; do

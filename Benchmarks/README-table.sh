@@ -33,7 +33,7 @@ if ! skipped upload; then
     echo
 fi
 if ! skipped s3batch; then
-    echo "**A folder to SeaweedFS on loopback** (\`Benchmarks/s3batch.sh\`, ${CONCURRENCY:-4} at a time, ${PART_MIB:-8} MiB parts, best of ${ROUNDS:-2} rotating rounds; cells: throughput (best seconds, peak RSS)):"
+    echo "**A folder to SeaweedFS on loopback** (\`Benchmarks/s3batch.sh\`, ${CONCURRENCY:-4} at a time, ${PART_MIB:-8} MiB parts, best of ${ROUNDS:-2} rotating rounds; cells: throughput (best seconds, that run's CPU seconds, peak RSS)):"
     echo
     bash Benchmarks/s3batch.sh
     echo

@@ -34,18 +34,21 @@ head -c "$((SIZE_MIB * 1024 * 1024))" /dev/urandom >"$FILE"
 BYTES=$(stat -c %s "$FILE")
 cat "$FILE" >/dev/null # in the page cache for every run alike
 now() { date +%s.%N; }
-declare -A BEST RSS
+declare -A BEST RSS CPU
 
-# Runs one timed command (label, then the command) under GNU time, keeps the best time and the largest peak RSS.
+# Runs one timed command (label, then the command) under GNU time, keeps the best time (and that run's CPU seconds,
+# user + system) and the largest peak RSS.
 measure() {
     local label="$1" start secs
     shift
     start=$(now)
-    /usr/bin/time -f %M -o "$WORK/time" "$@" || { echo "upload.sh: $label failed" >&2; exit 1; }
+    /usr/bin/time -f '%M %U %S' -o "$WORK/time" "$@" || { echo "upload.sh: $label failed" >&2; exit 1; }
     secs=$(echo "$(now) - $start" | bc -l)
-    if [ -z "${BEST[$label]:-}" ] || [ "$(echo "$secs < ${BEST[$label]}" | bc -l)" = 1 ]; then BEST[$label]=$secs; fi
-    local rss
-    rss=$(tail -1 "$WORK/time")
+    local rss cpu
+    read -r rss cpu <<<"$(tail -1 "$WORK/time" | awk '{ print $1, $2 + $3 }')"
+    if [ -z "${BEST[$label]:-}" ] || [ "$(echo "$secs < ${BEST[$label]}" | bc -l)" = 1 ]; then
+        BEST[$label]=$secs CPU[$label]=$cpu
+    fi
     if [ -z "${RSS[$label]:-}" ] || [ "$rss" -gt "${RSS[$label]}" ]; then RSS[$label]=$rss; fi
 }
 
@@ -121,8 +124,8 @@ BASELINE=$(tail -1 "$WORK/time")
 mib=$(echo "$BYTES / 1048576" | bc -l)
 # MARKDOWN=1: the README's rows instead (workload, ingest, peer, ratio, ingest's peak RSS over --version).
 if [ "${MARKDOWN:-0}" = 1 ]; then
-    cell() { printf '%.0f MiB/s (%.2f s, %.1f MiB RSS)' "$(echo "$mib / ${BEST[$1]}" | bc -l)" "${BEST[$1]}" \
-        "$(echo "${RSS[$1]} / 1024" | bc -l)"; }
+    cell() { printf '%.0f MiB/s (%.2f s, %.2f s CPU, %.1f MiB RSS)' "$(echo "$mib / ${BEST[$1]}" | bc -l)" \
+        "${BEST[$1]}" "${CPU[$1]}" "$(echo "${RSS[$1]} / 1024" | bc -l)"; }
     row() { # workload, ingest's label, peer's label
         printf '| %s | %s | `%s` %s | **%.2f** | %+.1f MiB |\n' "$1" "$(cell "$2")" "${3% (same form)}" "$(cell "$3")" \
             "$(echo "${BEST[$3]} / ${BEST[$2]}" | bc -l)" "$(echo "(${RSS[$2]} - $BASELINE) / 1024" | bc -l)"
@@ -134,14 +137,14 @@ if [ "${MARKDOWN:-0}" = 1 ]; then
     exit 0
 fi
 echo "== one ${SIZE_MIB} MiB upload to a loopback sink (127.0.0.1), best of $ROUNDS interleaved rounds, every size verified =="
-printf '  %-22s %8s %9s %14s %16s\n' run "best s" "MiB/s" "peak RSS KiB" "over --version"
+printf '  %-22s %8s %9s %7s %14s %16s\n' run "best s" "MiB/s" "CPU s" "peak RSS KiB" "over --version"
 for label in "curl -T" "ingest run (put)" "curl -F (same form)" "ingest run (s3-post)"; do
     over=""
     case "$label" in ingest*) over=$(printf '%+d KiB' "$((RSS[$label] - BASELINE))") ;; esac
-    printf '  %-22s %8.2f %9.1f %14d %16s\n' "$label" "${BEST[$label]}" "$(echo "$mib / ${BEST[$label]}" | bc -l)" \
-        "${RSS[$label]}" "$over"
+    printf '  %-22s %8.2f %9.1f %7.2f %14d %16s\n' "$label" "${BEST[$label]}" "$(echo "$mib / ${BEST[$label]}" | bc -l)" \
+        "${CPU[$label]}" "${RSS[$label]}" "$over"
 done
-printf '  %-22s %8s %9s %14d\n' "ingest --version" "" "" "$BASELINE"
+printf '  %-22s %8s %9s %7s %14d\n' "ingest --version" "" "" "" "$BASELINE"
 printf '  throughput ratio ingest/peer (>= 1: ingest faster; goal >= 0.95): put %.2f   s3-post %.2f\n' \
     "$(echo "${BEST[curl -T]} / ${BEST[ingest run (put)]}" | bc -l)" \
     "$(echo "${BEST[curl -F (same form)]} / ${BEST[ingest run (s3-post)]}" | bc -l)"

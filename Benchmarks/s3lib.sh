@@ -152,20 +152,22 @@ tool_command() {
 active_opens() { "${CLI[@]}" cat /proc/net/snmp | awk '/^Tcp:/ { if (seen) print $6; seen = 1 }'; }
 
 # One timed run: tool $1 uploads folder $2 under prefix $3; keeps the best time (BEST), largest peak RSS (RSS), TCP
-# connections opened (CONNS) and the parts the objects were stored in (PARTS, from the ETags' "-N"), per tool.
+# connections opened (CONNS), CPU seconds (user + system) of the best run (CPU) and the parts the objects were stored in (PARTS, from the ETags' "-N"), per tool.
 run_tool() {
     local tool="$1" src="$2" prefix="$3" start secs opens=""
     tool_command "$src" "$prefix" "$tool"
     rm -f "$WORK"/journal.sqlite* # a fresh journal (and no stale -wal/-shm) each run
     [ "$COUNT_CONNECTIONS" = 1 ] && opens=$(active_opens)
     start=$(now)
-    "${CLI[@]}" /usr/bin/time -f %M -o "$WORK/time" "${CMD[@]}" >"$WORK/out" 2>&1 \
+    "${CLI[@]}" /usr/bin/time -f '%M %U %S' -o "$WORK/time" "${CMD[@]}" >"$WORK/out" 2>&1 \
         || { echo "$tool failed:" >&2; tail -20 "$WORK/out" >&2; exit 1; }
     secs=$(echo "$(now) - $start" | bc -l)
     [ "$COUNT_CONNECTIONS" = 1 ] && CONNS[$tool]=$(($(active_opens) - opens))
-    if [ -z "${BEST[$tool]:-}" ] || [ "$(echo "$secs < ${BEST[$tool]}" | bc -l)" = 1 ]; then BEST[$tool]=$secs; fi
-    local rss
-    rss=$(tail -1 "$WORK/time")
+    local rss cpu
+    read -r rss cpu <<<"$(tail -1 "$WORK/time" | awk '{ print $1, $2 + $3 }')"
+    if [ -z "${BEST[$tool]:-}" ] || [ "$(echo "$secs < ${BEST[$tool]}" | bc -l)" = 1 ]; then
+        BEST[$tool]=$secs CPU[$tool]=$cpu
+    fi
     if [ -z "${RSS[$tool]:-}" ] || [ "$rss" -gt "${RSS[$tool]}" ]; then RSS[$tool]=$rss; fi
     PARTS[$tool]=$(verify "$src" "$prefix" "$tool")
     delete_prefix "$prefix"
@@ -206,7 +208,7 @@ delete_prefix() {
 # Runs every tool on folder $2, ROUNDS rounds (the tools' order rotates each round), and prints the table titled $1.
 bench_workload() {
     local title="$1" src="$2" tag="$3" round tools i
-    declare -gA BEST=() RSS=() CONNS=() PARTS=()
+    declare -gA BEST=() RSS=() CONNS=() PARTS=() CPU=()
     read -r -a tools <<<"$TOOLS"
     for round in $(seq "$ROUNDS"); do
         for i in "${!tools[@]}"; do
@@ -221,13 +223,14 @@ print_table() {
     local bytes mib tool best_peer="" best_time=""
     bytes=$(du -sb --apparent-size "$2" | cut -f1)
     mib=$(echo "$bytes / 1048576" | bc -l)
+    [ "${MARKDOWN:-0}" = 1 ] && { markdown_row "$1" "$mib"; return 0; }
     echo "== $1: best of $ROUNDS rounds, $CONCURRENCY at a time, ${PART_MIB} MiB parts, every object's size verified =="
-    printf '  %-8s %8s %9s %14s %8s %10s %16s\n' tool "best s" "MiB/s" "peak RSS KiB" parts "TCP conns" "thr ingest/tool"
+    printf '  %-8s %8s %9s %7s %14s %8s %10s %16s\n' tool "best s" "MiB/s" "CPU s" "peak RSS KiB" parts "TCP conns" "thr ingest/tool"
     for tool in $TOOLS; do
         local ratio="-"
         [ -n "${BEST[ingest]:-}" ] && ratio=$(printf '%.2f' "$(echo "${BEST[$tool]} / ${BEST[ingest]}" | bc -l)")
-        printf '  %-8s %8.2f %9.1f %14d %8s %10s %16s\n' "$tool" "${BEST[$tool]}" \
-            "$(echo "$mib / ${BEST[$tool]}" | bc -l)" "${RSS[$tool]}" "${PARTS[$tool]}" "${CONNS[$tool]:--}" "$ratio"
+        printf '  %-8s %8.2f %9.1f %7.2f %14d %8s %10s %16s\n' "$tool" "${BEST[$tool]}" \
+            "$(echo "$mib / ${BEST[$tool]}" | bc -l)" "${CPU[$tool]}" "${RSS[$tool]}" "${PARTS[$tool]}" "${CONNS[$tool]:--}" "$ratio"
         if [ "$tool" != ingest ] && { [ -z "$best_time" ] || [ "$(echo "${BEST[$tool]} < $best_time" | bc -l)" = 1 ]; }; then
             best_peer=$tool best_time=${BEST[$tool]}
         fi
@@ -238,6 +241,35 @@ print_table() {
     fi
     [[ " $TOOLS " = *" aws "* ]] && echo "  (aws-cli is Python: its time includes the interpreter's start, ~0.3-0.5 s a call)"
     return 0
+}
+
+# MARKDOWN=1: one README table row per workload (the header before the first), the tools as columns: MiB/s, best
+# seconds, CPU seconds, peak RSS and (COUNT_CONNECTIONS=1) the TCP connections opened; last, ingest's ratio to the best peer.
+markdown_row() {
+    local title="$1" mib="$2" tool cells="" best_peer="" best_time="" header="| workload |" rule="|---|"
+    for tool in $TOOLS; do
+        local cell
+        cell=$(printf '%.0f MiB/s (%.2f s, %.1f s CPU, %.0f MiB RSS' "$(echo "$mib / ${BEST[$tool]}" | bc -l)" \
+            "${BEST[$tool]}" "${CPU[$tool]}" "$(echo "${RSS[$tool]} / 1024" | bc -l)")
+        [ -n "${CONNS[$tool]:-}" ] && cell+=", ${CONNS[$tool]} TCP conn."
+        cells+=" $cell) |"
+        header+=" $(tool_name "$tool") |" rule+="---|"
+        if [ "$tool" != ingest ] && { [ -z "$best_time" ] || [ "$(echo "${BEST[$tool]} < $best_time" | bc -l)" = 1 ]; }; then
+            best_peer=$tool best_time=${BEST[$tool]}
+        fi
+    done
+    if [ -z "${MARKDOWN_HEADER_DONE:-}" ]; then
+        echo "$header ingest ÷ best peer |"
+        echo "$rule---|"
+        MARKDOWN_HEADER_DONE=1
+    fi
+    local ratio="-"
+    [ -n "${BEST[ingest]:-}" ] && [ -n "$best_peer" ] \
+        && ratio=$(printf '**%.2f** (vs %s)' "$(echo "$best_time / ${BEST[ingest]}" | bc -l)" "$best_peer")
+    echo "| $title |$cells $ratio |"
+}
+tool_name() {
+    case "$1" in ingest) echo "ingest (journal on)" ;; aws) echo aws-cli ;; *) echo "$1" ;; esac
 }
 
 # The two workloads of issue 13: FILES × FILE_MIB MiB in one folder, and one BIG_MIB MiB file (multipart).

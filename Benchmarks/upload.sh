@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Upload benchmark (issue 13, goal 1): one big file to a loopback sink (Benchmarks/sink.py on 127.0.0.1, which reads
 # and drops bodies without hashing them, so the client is what is measured), two ways, each beside its peer:
-#   - PUT:     `ingest run` with `upload: { method: put }` (journal on, the default)  vs  `curl -T`
+#   - PUT:     `ingest run` with `upload: { method: put }` (journal on, the default)  vs  `curl -T`; and the same
+#              PUT with --no-journal (no SHA-256: what the journal's hash costs)
 #   - s3-post: `ingest run` with `upload: { method: s3-post }` and a form from `ingest presign post` (journal on)
 #              vs  `curl -F` posting the same fields, in the same order, then the file
 # Best wall time of ROUNDS interleaved rounds (each round runs all four, in an order that alternates), throughput
@@ -10,6 +11,7 @@
 # after each run; a wrong size stops the script (exit 1).
 # Usage: bash Benchmarks/upload.sh [SIZE_MIB]        (default 2048; SIZE_MIB=… works too)
 #        ROUNDS=3 INGEST=/path/to/ingest bash Benchmarks/upload.sh 2048   (INGEST skips the release build)
+#        MARKDOWN=1 … prints the README's table rows instead (Benchmarks/README-table.sh runs every benchmark so)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB="${1:-${SIZE_MIB:-2048}}"
@@ -33,18 +35,21 @@ head -c "$((SIZE_MIB * 1024 * 1024))" /dev/urandom >"$FILE"
 BYTES=$(stat -c %s "$FILE")
 cat "$FILE" >/dev/null # in the page cache for every run alike
 now() { date +%s.%N; }
-declare -A BEST RSS
+declare -A BEST RSS CPU
 
-# Runs one timed command (label, then the command) under GNU time, keeps the best time and the largest peak RSS.
+# Runs one timed command (label, then the command) under GNU time, keeps the best time (and that run's CPU seconds,
+# user + system) and the largest peak RSS.
 measure() {
     local label="$1" start secs
     shift
     start=$(now)
-    /usr/bin/time -f %M -o "$WORK/time" "$@" || { echo "upload.sh: $label failed" >&2; exit 1; }
+    /usr/bin/time -f '%M %U %S' -o "$WORK/time" "$@" || { echo "upload.sh: $label failed" >&2; exit 1; }
     secs=$(echo "$(now) - $start" | bc -l)
-    if [ -z "${BEST[$label]:-}" ] || [ "$(echo "$secs < ${BEST[$label]}" | bc -l)" = 1 ]; then BEST[$label]=$secs; fi
-    local rss
-    rss=$(tail -1 "$WORK/time")
+    local rss cpu
+    read -r rss cpu <<<"$(tail -1 "$WORK/time" | awk '{ print $1, $2 + $3 }')"
+    if [ -z "${BEST[$label]:-}" ] || [ "$(echo "$secs < ${BEST[$label]}" | bc -l)" = 1 ]; then
+        BEST[$label]=$secs CPU[$label]=$cpu
+    fi
     if [ -z "${RSS[$label]:-}" ] || [ "$rss" -gt "${RSS[$label]}" ]; then RSS[$label]=$rss; fi
 }
 
@@ -81,6 +86,13 @@ run_ingest_put() {
         --work-dir "$WORK/work"
     verify "/ingest-r$1/big.bin"
 }
+# The same PUT without the journal (no SHA-256 of the bytes sent): what the journal's hash costs.
+run_ingest_put_no_journal() {
+    put_pipeline "ingest-nj-r$1"
+    measure "ingest run (put, --no-journal)" "$INGEST" run "$WORK/put.yml" "$WORK/in" -q --no-journal \
+        --work-dir "$WORK/work"
+    verify "/ingest-nj-r$1/big.bin"
+}
 run_curl_form() {
     local url
     url=$(form "curl-r$1/big.bin")
@@ -108,9 +120,11 @@ YAML
 
 for round in $(seq "$ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then
-        run_curl_put "$round"; run_ingest_put "$round"; run_curl_form "$round"; run_ingest_form "$round"
+        run_curl_put "$round"; run_ingest_put "$round"; run_ingest_put_no_journal "$round"
+        run_curl_form "$round"; run_ingest_form "$round"
     else
-        run_ingest_form "$round"; run_curl_form "$round"; run_ingest_put "$round"; run_curl_put "$round"
+        run_ingest_form "$round"; run_curl_form "$round"
+        run_ingest_put_no_journal "$round"; run_ingest_put "$round"; run_curl_put "$round"
     fi
     curl -sS -f -X DELETE -o /dev/null "$BASE/_sizes"
 done
@@ -118,15 +132,31 @@ done
 BASELINE=$(tail -1 "$WORK/time")
 
 mib=$(echo "$BYTES / 1048576" | bc -l)
+# MARKDOWN=1: the README's rows instead (workload, ingest, peer, ratio, ingest's peak RSS over --version).
+if [ "${MARKDOWN:-0}" = 1 ]; then
+    cell() { printf '%.0f MiB/s (%.2f s, %.2f s CPU, %.1f MiB RSS)' "$(echo "$mib / ${BEST[$1]}" | bc -l)" \
+        "${BEST[$1]}" "${CPU[$1]}" "$(echo "${RSS[$1]} / 1024" | bc -l)"; }
+    row() { # workload, ingest's label, peer's label
+        printf '| %s | %s | `%s` %s | **%.2f** | %+.1f MiB |\n' "$1" "$(cell "$2")" "${3% (same form)}" "$(cell "$3")" \
+            "$(echo "${BEST[$3]} / ${BEST[$2]}" | bc -l)" "$(echo "(${RSS[$2]} - $BASELINE) / 1024" | bc -l)"
+    }
+    echo "| workload (loopback sink) | ingest (journal on) | peer | ingest ÷ peer | ingest RSS over \`--version\` ($(echo "$BASELINE / 1024" | bc -l | xargs printf '%.1f') MiB) |"
+    echo "|---|---|---|---|---|"
+    row "one $SIZE_MIB MiB PUT" "ingest run (put)" "curl -T"
+    row "one $SIZE_MIB MiB PUT, \`--no-journal\`" "ingest run (put, --no-journal)" "curl -T"
+    row "one $SIZE_MIB MiB s3-post (same form)" "ingest run (s3-post)" "curl -F (same form)"
+    exit 0
+fi
 echo "== one ${SIZE_MIB} MiB upload to a loopback sink (127.0.0.1), best of $ROUNDS interleaved rounds, every size verified =="
-printf '  %-22s %8s %9s %14s %16s\n' run "best s" "MiB/s" "peak RSS KiB" "over --version"
-for label in "curl -T" "ingest run (put)" "curl -F (same form)" "ingest run (s3-post)"; do
+printf '  %-22s %8s %9s %7s %14s %16s\n' run "best s" "MiB/s" "CPU s" "peak RSS KiB" "over --version"
+for label in "curl -T" "ingest run (put)" "ingest run (put, --no-journal)" "curl -F (same form)" "ingest run (s3-post)"; do
     over=""
     case "$label" in ingest*) over=$(printf '%+d KiB' "$((RSS[$label] - BASELINE))") ;; esac
-    printf '  %-22s %8.2f %9.1f %14d %16s\n' "$label" "${BEST[$label]}" "$(echo "$mib / ${BEST[$label]}" | bc -l)" \
-        "${RSS[$label]}" "$over"
+    printf '  %-22s %8.2f %9.1f %7.2f %14d %16s\n' "$label" "${BEST[$label]}" "$(echo "$mib / ${BEST[$label]}" | bc -l)" \
+        "${CPU[$label]}" "${RSS[$label]}" "$over"
 done
-printf '  %-22s %8s %9s %14d\n' "ingest --version" "" "" "$BASELINE"
-printf '  throughput ratio ingest/peer (>= 1: ingest faster; goal >= 0.95): put %.2f   s3-post %.2f\n' \
+printf '  %-22s %8s %9s %7s %14d\n' "ingest --version" "" "" "" "$BASELINE"
+printf '  throughput ratio ingest/peer (>= 1: ingest faster; goal >= 0.95): put %.2f (--no-journal %.2f)   s3-post %.2f\n' \
     "$(echo "${BEST[curl -T]} / ${BEST[ingest run (put)]}" | bc -l)" \
+    "$(echo "${BEST[curl -T]} / ${BEST[ingest run (put, --no-journal)]}" | bc -l)" \
     "$(echo "${BEST[curl -F (same form)]} / ${BEST[ingest run (s3-post)]}" | bc -l)"

@@ -34,6 +34,9 @@ SRV=(ip netns exec "$NS_SRV") CLI=(ip netns exec "$NS_CLI")
 COUNT_CONNECTIONS=1
 source Benchmarks/s3lib.sh
 WORK="$(mktemp -d /tmp/ingest-wan.XXXXXX)"
+# The delay line's packet counts (passed, dropped) go to standard output directly, or after the table (MARKDOWN=1).
+DELAYLINE_LOG=/dev/stdout
+[ "${MARKDOWN:-0}" = 1 ] && DELAYLINE_LOG="$WORK/delayline.log"
 cleanup() {
     stop_weed
     [ -z "${DELAYLINE:-}" ] || { kill "$DELAYLINE" 2>/dev/null; wait "$DELAYLINE" 2>/dev/null; } || true
@@ -64,7 +67,7 @@ else
     echo 0 >"$WORK/loss"
     CURRENT_LOSS=0
     python3 Benchmarks/delayline.py --ns-a "$NS_CLI" --dev-a "$VETH_CLI" --ns-b "$NS_SRV" --dev-b "$VETH_SRV" \
-        --delay-ms "${DELAY%ms}" --loss-file "$WORK/loss" --ready-file "$WORK/link-ready" &
+        --delay-ms "${DELAY%ms}" --loss-file "$WORK/loss" --ready-file "$WORK/link-ready" >"$DELAYLINE_LOG" &
     DELAYLINE=$!
     for _ in $(seq 100); do [ -s "$WORK/link-ready" ] && break; sleep 0.1; done
     [ -s "$WORK/link-ready" ] || { echo "wan.sh: the delay line did not start" >&2; exit 1; }
@@ -94,6 +97,7 @@ start_weed "$SRV_IP"
 configure_peers
 make_data
 rtt=$("${CLI[@]}" curl -s -o /dev/null -w '%{time_connect}' "$ENDPOINT/" | awk '{ printf "%.1f", $1 * 1000 }' || true)
+[ "${MARKDOWN:-0}" = 1 ] && printf '\n'
 echo "tools in $NS_CLI ($CLI_IP), SeaweedFS in $NS_SRV ($ENDPOINT); link: $LINK, $DELAY each way, TCP connect (one round trip) ${rtt:-?} ms"
 for loss in $LOSSES; do
     impair "$loss"
@@ -101,3 +105,9 @@ for loss in $LOSSES; do
     [ "$loss" = 0 ] || label+=", $loss loss each way"
     run_workloads "$label"
 done
+if [ "${MARKDOWN:-0}" = 1 ] && [ -n "${DELAYLINE:-}" ]; then
+    kill -HUP "$DELAYLINE" # prints the last pass's counts
+    sleep 0.5
+    echo
+    sed 's/^ *//' "$DELAYLINE_LOG"
+fi

@@ -76,10 +76,23 @@ public struct RunLogHandler: LogHandler {
         }
     }
 
+    /// RFC 3339 in UTC with milliseconds (2026-11-24T12:31:55.123Z), exactly as `ISO8601DateFormatter` with
+    /// `.withInternetDateTime, .withFractionalSeconds` writes it (rounded to the nearest millisecond), but without
+    /// it: the formatter loads ICU's calendar and locale data, about 6 MiB of resident memory for the first
+    /// timestamp of a run (issue 13's peak-RSS goal).
     static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        let total = Int(((date.timeIntervalSinceReferenceDate + 978_307_200) * 1000).rounded())
+        let (seconds, milliseconds) = total.quotientAndRemainder(dividingBy: 1000)
+        var time = time_t(milliseconds < 0 ? seconds - 1 : seconds)
+        var fields = tm()
+        gmtime_r(&time, &fields)
+        func digits(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        let day = "\(digits(fields.tm_year + 1900, 4))-\(digits(fields.tm_mon + 1, 2))-\(digits(fields.tm_mday, 2))"
+        let clock = "\(digits(fields.tm_hour, 2)):\(digits(fields.tm_min, 2)):\(digits(fields.tm_sec, 2))"
+        return "\(day)T\(clock).\(digits(Int32(milliseconds < 0 ? milliseconds + 1000 : milliseconds), 3))Z"
     }
 }
 

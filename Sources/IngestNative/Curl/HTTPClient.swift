@@ -322,7 +322,7 @@ package final class HTTPClient: @unchecked Sendable {
     /// no header may smuggle a CR/LF (a value from a template could otherwise add headers).
     package static func refusal(for request: HTTPRequest) -> String? {
         guard let components = URLComponents(string: request.url), let scheme = components.scheme?.lowercased(),
-            let host = components.host, !host.isEmpty
+            let host = components.encodedHost, !host.isEmpty  // not .host: its IDNA decoding loads ICU (~1.5 MiB RSS)
         else { return "'\(request.url)' is not an absolute http(s) URL" }
         switch scheme {
         case "https": break

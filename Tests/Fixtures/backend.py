@@ -97,6 +97,8 @@ SECRET = b"fixture-signing-key"
 SCHEME = "http"
 UPLOADS = {}              # multipart upload id -> {"key", "parts": {number: bytes}}
 LOCK = threading.RLock()
+# Serialises seed 003's initiate (see helppet): its one-recording-per-pet-per-day check and the registration.
+INITIATE_LOCK = threading.Lock()
 STATE = {
     "objects": {},        # key -> {"sha256", "size", "count", "content_type"}
     "callbacks": {},      # endpoint -> accepted (2xx) callbacks
@@ -698,59 +700,10 @@ class Handler(BaseHTTPRequestHandler):
         if BEARER and self.headers.get("Authorization") != "Bearer " + BEARER:
             return self.send(401, {"detail": "Could not validate credentials"})
         if path.endswith("/initiate"):
-            count("tickets", path)
-            pet_id = body.get("pet_id")
-            if not isinstance(pet_id, str) or not isinstance(body.get("filename"), str):
-                return self.send(422, {"detail": "pet_id and filename are required"})
-            if body.get("content_type") != "audio/m4a":
-                return self.send(422, {"detail": "content_type must be audio/m4a"})
-            duration = body.get("estimated_duration_seconds")
-            if duration is not None and not isinstance(duration, (int, float)):
-                return self.send(422, {"detail": "estimated_duration_seconds must be a number"})
-            day = datetime.date.today().isoformat()
-            # One recording per pet per day: a second initiate is refused while the first ticket is live or its
-            # recording arrived; after the ticket expired unused, initiating again renews it (seed 003's advice).
-            with LOCK:
-                existing = PET_DAY.get((pet_id, day))
-                live = existing and VISITS[existing]["expires_at"] > time.time()
-            blocking = existing and (live or stored_size(VISITS[existing]["s3_key"]) is not None)
-            if blocking:
-                return self.send(409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
-                                       % (pet_id, existing)})
-            visit_id = existing or str(uuid.uuid4())
-            now = datetime.datetime.utcnow()
-            key = "visit-recordings/%s/%s/%s.m4a" % (now.strftime("%Y/%m/%d"), pet_id, uuid.uuid4())
-            expiration = now + datetime.timedelta(seconds=-60 if expired else URL_TTL)
-            bucket = S3_POST["bucket"] if S3_POST else "helppetai-visit-recordings"
-            credential = "%s/%s/%s/s3/aws4_request" % (
-                S3_POST["access_key"] if S3_POST else "AKIAFIXTURE", now.strftime("%Y%m%d"),
-                S3_POST["region"] if S3_POST else "us-east-1")
-            policy_doc = {"expiration": expiration.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "conditions": [
-                {"bucket": bucket}, {"key": key}, {"Content-Type": "audio/m4a"},
-                ["content-length-range", 1, 100 * 1024 * 1024],
-                {"x-amz-credential": credential},
-                {"x-amz-algorithm": "AWS4-HMAC-SHA256"}, {"x-amz-date": now.strftime("%Y%m%dT%H%M%SZ")}]}
-            policy = base64.b64encode(json.dumps(policy_doc).encode()).decode()
-            if S3_POST:
-                signature = hmac.new(s3_signing_key(now.strftime("%Y%m%d")), policy.encode(), hashlib.sha256).hexdigest()
-                upload_url = "%s/%s" % (S3_POST["endpoint"], bucket)
-            else:
-                signature = sign(policy)
-                upload_url = "%s/s3post/%s" % (self.base(), bucket)
-            with LOCK:
-                STATE["secrets"] += [policy, signature]
-                PET_DAY[(pet_id, day)] = visit_id
-                VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
-                                    "expires_at": time.time() + (-60 if expired else URL_TTL)}
-            return self.send(200, {
-                "visit_id": visit_id,
-                "upload_url": upload_url,
-                "upload_fields": {
-                    "key": key, "Content-Type": "audio/m4a", "policy": policy,
-                    "x-amz-credential": policy_doc["conditions"][4]["x-amz-credential"],
-                    "x-amz-algorithm": "AWS4-HMAC-SHA256", "x-amz-date": policy_doc["conditions"][6]["x-amz-date"],
-                    "x-amz-signature": signature},
-                "s3_key": key, "bucket": bucket, "expires_in": URL_TTL})
+            # Check and register as one step, like the real backend's unique (pet, day) row: two initiates
+            # racing for one pet and day must not both get a ticket.
+            with INITIATE_LOCK:
+                return self.helppet_initiate(path, body, expired)
         match = re.fullmatch(r"/api/v1/visit-transcripts/audio/upload/complete/([^/]+)", path)
         if match:
             visit = VISITS.get(match.group(1))
@@ -773,6 +726,61 @@ class Handler(BaseHTTPRequestHandler):
                     "upload_completed_at": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "file_size_bytes": size, "duration_seconds": body.get("duration_seconds")}})
         return self.send(404, {"detail": "Not Found"})
+
+    def helppet_initiate(self, path, body, expired):  # seed 003: POST …/initiate
+        count("tickets", path)
+        pet_id = body.get("pet_id")
+        if not isinstance(pet_id, str) or not isinstance(body.get("filename"), str):
+            return self.send(422, {"detail": "pet_id and filename are required"})
+        if body.get("content_type") != "audio/m4a":
+            return self.send(422, {"detail": "content_type must be audio/m4a"})
+        duration = body.get("estimated_duration_seconds")
+        if duration is not None and not isinstance(duration, (int, float)):
+            return self.send(422, {"detail": "estimated_duration_seconds must be a number"})
+        day = datetime.date.today().isoformat()
+        # One recording per pet per day: a second initiate is refused while the first ticket is live or its
+        # recording arrived; after the ticket expired unused, initiating again renews it (seed 003's advice).
+        with LOCK:
+            existing = PET_DAY.get((pet_id, day))
+            live = existing and VISITS[existing]["expires_at"] > time.time()
+        blocking = existing and (live or stored_size(VISITS[existing]["s3_key"]) is not None)
+        if blocking:
+            return self.send(409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
+                                   % (pet_id, existing)})
+        visit_id = existing or str(uuid.uuid4())
+        now = datetime.datetime.utcnow()
+        key = "visit-recordings/%s/%s/%s.m4a" % (now.strftime("%Y/%m/%d"), pet_id, uuid.uuid4())
+        expiration = now + datetime.timedelta(seconds=-60 if expired else URL_TTL)
+        bucket = S3_POST["bucket"] if S3_POST else "helppetai-visit-recordings"
+        credential = "%s/%s/%s/s3/aws4_request" % (
+            S3_POST["access_key"] if S3_POST else "AKIAFIXTURE", now.strftime("%Y%m%d"),
+            S3_POST["region"] if S3_POST else "us-east-1")
+        policy_doc = {"expiration": expiration.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "conditions": [
+            {"bucket": bucket}, {"key": key}, {"Content-Type": "audio/m4a"},
+            ["content-length-range", 1, 100 * 1024 * 1024],
+            {"x-amz-credential": credential},
+            {"x-amz-algorithm": "AWS4-HMAC-SHA256"}, {"x-amz-date": now.strftime("%Y%m%dT%H%M%SZ")}]}
+        policy = base64.b64encode(json.dumps(policy_doc).encode()).decode()
+        if S3_POST:
+            signature = hmac.new(s3_signing_key(now.strftime("%Y%m%d")), policy.encode(), hashlib.sha256).hexdigest()
+            upload_url = "%s/%s" % (S3_POST["endpoint"], bucket)
+        else:
+            signature = sign(policy)
+            upload_url = "%s/s3post/%s" % (self.base(), bucket)
+        with LOCK:
+            STATE["secrets"] += [policy, signature]
+            PET_DAY[(pet_id, day)] = visit_id
+            VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
+                                "expires_at": time.time() + (-60 if expired else URL_TTL)}
+        return self.send(200, {
+            "visit_id": visit_id,
+            "upload_url": upload_url,
+            "upload_fields": {
+                "key": key, "Content-Type": "audio/m4a", "policy": policy,
+                "x-amz-credential": policy_doc["conditions"][4]["x-amz-credential"],
+                "x-amz-algorithm": "AWS4-HMAC-SHA256", "x-amz-date": policy_doc["conditions"][6]["x-amz-date"],
+                "x-amz-signature": signature},
+            "s3_key": key, "bucket": bucket, "expires_in": URL_TTL})
 
     def s3_post(self, bucket):
         """An S3 presigned POST target that checks the form's shape as strictly as S3 does, and more: every line

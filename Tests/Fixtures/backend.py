@@ -703,7 +703,8 @@ class Handler(BaseHTTPRequestHandler):
             # Check and register as one step, like the real backend's unique (pet, day) row: two initiates
             # racing for one pet and day must not both get a ticket.
             with INITIATE_LOCK:
-                return self.helppet_initiate(path, body, expired)
+                status, answer = self.helppet_initiate(path, body, expired)
+            return self.send(status, answer)
         match = re.fullmatch(r"/api/v1/visit-transcripts/audio/upload/complete/([^/]+)", path)
         if match:
             visit = VISITS.get(match.group(1))
@@ -728,15 +729,17 @@ class Handler(BaseHTTPRequestHandler):
         return self.send(404, {"detail": "Not Found"})
 
     def helppet_initiate(self, path, body, expired):  # seed 003: POST …/initiate
+        """The initiate's answer as (status, body), decided and registered under INITIATE_LOCK by the caller;
+        sent after it is released, so a fault that holds the answer back does not hold other initiates."""
         count("tickets", path)
         pet_id = body.get("pet_id")
         if not isinstance(pet_id, str) or not isinstance(body.get("filename"), str):
-            return self.send(422, {"detail": "pet_id and filename are required"})
+            return (422, {"detail": "pet_id and filename are required"})
         if body.get("content_type") != "audio/m4a":
-            return self.send(422, {"detail": "content_type must be audio/m4a"})
+            return (422, {"detail": "content_type must be audio/m4a"})
         duration = body.get("estimated_duration_seconds")
         if duration is not None and not isinstance(duration, (int, float)):
-            return self.send(422, {"detail": "estimated_duration_seconds must be a number"})
+            return (422, {"detail": "estimated_duration_seconds must be a number"})
         day = datetime.date.today().isoformat()
         # One recording per pet per day: a second initiate is refused while the first ticket is live or its
         # recording arrived; after the ticket expired unused, initiating again renews it (seed 003's advice).
@@ -745,7 +748,7 @@ class Handler(BaseHTTPRequestHandler):
             live = existing and VISITS[existing]["expires_at"] > time.time()
         blocking = existing and (live or stored_size(VISITS[existing]["s3_key"]) is not None)
         if blocking:
-            return self.send(409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
+            return (409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
                                    % (pet_id, existing)})
         visit_id = existing or str(uuid.uuid4())
         now = datetime.datetime.utcnow()
@@ -772,7 +775,7 @@ class Handler(BaseHTTPRequestHandler):
             PET_DAY[(pet_id, day)] = visit_id
             VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
                                 "expires_at": time.time() + (-60 if expired else URL_TTL)}
-        return self.send(200, {
+        return (200, {
             "visit_id": visit_id,
             "upload_url": upload_url,
             "upload_fields": {

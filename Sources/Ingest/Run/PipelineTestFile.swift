@@ -107,13 +107,15 @@ public struct PipelineTestFile: Sendable {
             guard case .array(let list) = requests else { return "requests must be a list of requests" }
             for (index, request) in list.enumerated() {
                 guard case .object(let fields) = request else { return "requests[\(index)] must be a mapping" }
-                if let headers = fields["headers"], case .object = headers {} else if fields["headers"] != nil {
+                if let headers = fields["headers"], case .object = headers {
+                } else if fields["headers"] != nil {
                     return "requests[\(index)].headers must be a mapping"
                 }
             }
         }
         for key in ["report", "facts"] {
-            if let value = expect[key], case .object = value {} else if expect[key] != nil {
+            if let value = expect[key], case .object = value {
+            } else if expect[key] != nil {
                 return "\(key) must be a mapping"
             }
         }

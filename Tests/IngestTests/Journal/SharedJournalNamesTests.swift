@@ -41,7 +41,9 @@ import Testing
         #expect(junit.stdout.contains(#"<testsuites name="ingest" tests="3" failures="1" skipped="0">"#))
         #expect(junit.stdout.contains(#"<testsuite name="first" tests="2" failures="1" errors="0" skipped="0">"#))
         #expect(junit.stdout.contains(#"<testsuite name="second" tests="1" failures="0" errors="0" skipped="0">"#))
-        #expect(junit.stdout.contains(#"<testcase classname="second" name="clips/c.txt" file="clips/c.txt" time="#), "\(junit.stdout)")
+        #expect(
+            junit.stdout.contains(#"<testcase classname="second" name="clips/c.txt" file="clips/c.txt" time="#),
+            "\(junit.stdout)")
         #expect(junit.stdout.components(separatedBy: "<testsuite ").count == 3)
 
         let lines = try runCommand(ingest, ["report", "--format", "jsonl"], directory: folder.path).stdout

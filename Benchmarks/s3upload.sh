@@ -15,51 +15,17 @@ if [ -z "${INGEST:-}" ]; then
     swift build -c release --product ingest >/dev/null
     INGEST="$(swift build -c release --show-bin-path)/ingest"
 fi
-WEED="${WEED:-$(python3 -c "import sysconfig; print(sysconfig.get_path('scripts'))")/weed}"
-[ -x "$WEED" ] || WEED="$(command -v weed)"
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY AWS_PROFILE
-
 WORK="$(mktemp -d /tmp/ingest-s3-bench.XXXXXX)"
-KEY=AKIDINGESTBENCH
-SECRET='bench/Secret+key'
-REGION=us-east-1
-mkdir -p "$WORK/data" "$WORK/in/bench"
-cat > "$WORK/s3.json" <<JSON
-{"identities": [{"name": "bench", "credentials": [{"accessKey": "$KEY", "secretKey": "$SECRET"}],
-  "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}
-JSON
-# Eight free ports from the kernel.
-read -r -a P <<<"$(python3 -c '
-import socket
-s = [socket.socket() for _ in range(8)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
-"$WEED" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$WORK/data" \
-    -master.port="${P[0]}" -master.port.grpc="${P[1]}" -master.volumeSizeLimitMB=1024 \
-    -volume.port="${P[2]}" -volume.port.grpc="${P[3]}" -volume.max=100 \
-    -filer -filer.port="${P[4]}" -filer.port.grpc="${P[5]}" \
-    -s3 -s3.port="${P[6]}" -s3.port.grpc="${P[7]}" -s3.port.iceberg=0 -s3.port.lance=0 \
-    -s3.config="$WORK/s3.json" >"$WORK/weed.log" 2>&1 &
-WEED_PID=$!
-trap 'kill $WEED_PID 2>/dev/null; sleep 2; kill -9 $WEED_PID 2>/dev/null || true; rm -rf "$WORK"; for p in ${P[*]}; do rm -f /tmp/seaweedfs-*-$p.sock; done' EXIT
-ENDPOINT="http://127.0.0.1:${P[6]}"
-s3curl() { curl -sS --aws-sigv4 "aws:amz:$REGION:s3" --user "$KEY:$SECRET" "$@"; }
-# Ready when a signed PUT of an object succeeds. The body goes by -T: SeaweedFS 4.48 answers curl --aws-sigv4 with
-# --data-binary (with or without a Content-Type of its own) by SignatureDoesNotMatch, so that check never passed and
-# every run waited out the loop.
-echo ready >"$WORK/ready"
-ready=0
-for _ in $(seq 240); do
-    if s3curl -f -X PUT "$ENDPOINT/bench" -o /dev/null 2>/dev/null || s3curl "$ENDPOINT/bench" 2>/dev/null | grep -q ListBucketResult; then
-        s3curl -f -T "$WORK/ready" "$ENDPOINT/bench/ready" -o /dev/null 2>/dev/null && { ready=1; break; }
-    fi
-    sleep 0.25
-done
-[ "$ready" = 1 ] || { echo "SeaweedFS did not accept a signed PUT within 60 s; log tail:" >&2; tail -20 "$WORK/weed.log" >&2; exit 1; }
+SRV=() CLI=() TOOLS=ingest
+# SeaweedFS, its SigV4 identity, the readiness check and s3curl: the same as s3batch.sh and wan.sh use.
+source Benchmarks/s3lib.sh
+find_programs
+trap 'stop_weed; rm -rf "$WORK"' EXIT
+start_weed 127.0.0.1
+mkdir -p "$WORK/in/bench"
 
 head -c "$((SIZE_MIB * 1024 * 1024))" /dev/urandom > "$WORK/in/bench/big.bin"
 BYTES=$(stat -c %s "$WORK/in/bench/big.bin")
-now() { date +%s.%N; }
 mib=$(echo "$BYTES / 1048576" | bc -l)
 
 echo "== ${SIZE_MIB} MiB to SeaweedFS on 127.0.0.1 =="

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 import Logging
 
 /// How `-v` events are written on standard error: a line for people, or one JSON object per line for collectors.
@@ -83,16 +84,11 @@ public struct RunLogHandler: LogHandler {
     static func timestamp(_ date: Date) -> String {
         let total = Int(((date.timeIntervalSinceReferenceDate + 978_307_200) * 1000).rounded())
         let (seconds, milliseconds) = total.quotientAndRemainder(dividingBy: 1000)
-        var time = time_t(milliseconds < 0 ? seconds - 1 : seconds)
-        var fields = tm()
-        gmtime_r(&time, &fields)
-        func digits(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        let day = "\(digits(fields.tm_year + 1900, 4))-\(digits(fields.tm_mon + 1, 2))-\(digits(fields.tm_mday, 2))"
-        let clock = "\(digits(fields.tm_hour, 2)):\(digits(fields.tm_min, 2)):\(digits(fields.tm_sec, 2))"
-        return "\(day)T\(clock).\(digits(Int32(milliseconds < 0 ? milliseconds + 1000 : milliseconds), 3))Z"
+        let t = UTCTime(secondsSince1970: Double(milliseconds < 0 ? seconds - 1 : seconds))
+        let d = UTCTime.digits
+        let day = "\(d(t.year, 4))-\(d(t.month, 2))-\(d(t.day, 2))"
+        let clock = "\(d(t.hour, 2)):\(d(t.minute, 2)):\(d(t.second, 2))"
+        return "\(day)T\(clock).\(d(milliseconds < 0 ? milliseconds + 1000 : milliseconds, 3))Z"
     }
 }
 

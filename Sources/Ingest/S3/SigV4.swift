@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IngestNative
 
 /// The body hash a request is signed with.
 public enum SigV4Payload: Sendable, Equatable {
@@ -326,12 +327,9 @@ public struct SigV4Signer: Sendable {
 
     /// `YYYYMMDDTHHMMSSZ` in UTC, the form of `X-Amz-Date`.
     public static func timestamp(for date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d%02d%02dT%02d%02d%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        let t = UTCTime(secondsSince1970: date.timeIntervalSince1970)
+        let d = UTCTime.digits
+        return "\(d(t.year, 4))\(d(t.month, 2))\(d(t.day, 2))T\(d(t.hour, 2))\(d(t.minute, 2))\(d(t.second, 2))Z"
     }
 
     /// Reads `YYYYMMDDTHHMMSSZ` (what `--date` takes and `X-Amz-Date` carries).

@@ -138,9 +138,7 @@ import Testing
         let folder = try TemporaryFolder("cli-offline")
         defer { folder.remove() }
         let input = folder.path + "/media/" + relativePath
-        try FileManager.default.createDirectory(
-            atPath: (input as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + sample, toPath: input)
+        try copySample(sample, to: input)
         try folder.file("media/bad/empty." + (sample as NSString).pathExtension, "")
         let file = TestPaths.root + "/pipelines/\(pipeline).yml"
         var environment = ProcessInfo.processInfo.environment

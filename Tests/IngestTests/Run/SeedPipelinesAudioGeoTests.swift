@@ -59,12 +59,6 @@ import Testing
         try #require(made.status == 0, "\(made.stderr)")
     }
 
-    func copySample(_ sample: String, to path: String) throws {
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + sample, toPath: path)
-    }
-
     static func uuid() -> String { UUID().uuidString.lowercased() }
 
     // MARK: - vet-audio (seed 003)

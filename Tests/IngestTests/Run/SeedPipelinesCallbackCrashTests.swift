@@ -42,9 +42,7 @@ import Testing
         ready: (FixtureBackend) -> Bool
     ) throws -> CommandResult {
         let path = folder.path + "/" + seed.input
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + seed.sample, toPath: path)
+        try copySample(seed.sample, to: path)
         let pipeline = TestPaths.root + "/pipelines/\(seed.pipeline).yml"
         try backend.setFaults(faults)
         try killIngest(
@@ -92,9 +90,7 @@ import Testing
         let initiate = "/api/v1/visit-transcripts/audio/upload/initiate"
         try backend.setFaults(#"[{"method": "POST", "path": "\#(initiate)", "action": "act_then_reset", "times": 1}]"#)
         let path = folder.path + "/" + seed.input
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + seed.sample, toPath: path)
+        try copySample(seed.sample, to: path)
         let result = try runCommand(
             TestPaths.ingest, ["run", TestPaths.root + "/pipelines/\(seed.pipeline).yml", "in"],
             environment: environmentWithoutProxies(Self.environment(backend)), directory: folder.path)

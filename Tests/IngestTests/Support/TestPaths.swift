@@ -22,3 +22,10 @@ enum TestPaths {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
     }
 }
+
+/// Copies `Samples/<sample>` to `path`, making its folders: the input a seed pipeline test runs on.
+func copySample(_ sample: String, to path: String) throws {
+    try FileManager.default.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + sample, toPath: path)
+}

@@ -18,9 +18,7 @@ import Testing
     /// already acted on; returns the visit id the complete was for.
     static func killMidComplete(in folder: TemporaryFolder, backend: FixtureBackend) throws -> String {
         let path = folder.path + "/" + seed.input
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + seed.sample, toPath: path)
+        try copySample(seed.sample, to: path)
         try backend.setFaults(
             #"[{"method": "POST", "path": "\#(complete)/", "action": "act_then_hang", "seconds": 30}]"#)
         try killIngest(
@@ -84,9 +82,7 @@ import Testing
         let folder = try TemporaryFolder("verify-reset")
         defer { folder.remove() }
         let path = folder.path + "/" + Self.seed.input
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + Self.seed.sample, toPath: path)
+        try copySample(Self.seed.sample, to: path)
         try backend.setFaults(
             #"[{"method": "POST", "path": "\#(Self.complete)/", "action": "act_then_reset", "times": 1}]"#)
         let result = try Self.run(folder, backend)
@@ -111,9 +107,7 @@ import Testing
         let folder = try TemporaryFolder("verify-404")
         defer { folder.remove() }
         let path = folder.path + "/" + Self.seed.input
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + Self.seed.sample, toPath: path)
+        try copySample(Self.seed.sample, to: path)
         try backend.setFaults(
             #"[{"method": "POST", "path": "\#(Self.complete)/", "action": "status", "status": 500, "times": 3}]"#)
         let first = try Self.run(folder, backend)

@@ -3,11 +3,11 @@ import Testing
 
 @testable import Ingest
 
-/// AWS's SigV4 test suite (from awslabs/aws-c-auth, in `../shared/sigv4-test-suite/v4` beside the package): for
-/// every case, header signing and query signing must produce the published canonical request, string to sign,
-/// signature and signed request byte for byte. Every one of the 38 cases applies; none is skipped.
+/// AWS's SigV4 test suite (from awslabs/aws-c-auth; a copy with its licence is in
+/// `Tests/Fixtures/sigv4-test-suite/v4`, so a clone alone passes): for every case, header signing and query signing
+/// must produce the published canonical request, string to sign, signature and signed request byte for byte. Every one of the 38 cases applies; none is skipped.
 @Suite struct SigV4SuiteTests {
-    static let suiteDirectory = TestPaths.root + "/../shared/sigv4-test-suite/v4"
+    static let suiteDirectory = TestPaths.root + "/Tests/Fixtures/sigv4-test-suite/v4"
 
     /// The case folders, read at test time. A missing suite yields one bogus name so the test fails loudly instead
     /// of passing with nothing checked.

@@ -65,7 +65,8 @@ extension Pipeline {
             return (unset + decoded.errors.map(PipelineLintIssue.init(error:))).sortedByLocation(\.location)
         }
         let linter = PipelineLinter(pipeline: pipeline, root: document.root)
-        let urlNotes = notes ? linter.urlNotes(lines: decoded.yaml.split(separator: "\n", omittingEmptySubsequences: false)) : []
+        let urlNotes =
+            notes ? linter.urlNotes(lines: decoded.yaml.split(separator: "\n", omittingEmptySubsequences: false)) : []
         return (unset + linter.warnings() + urlNotes).sortedByLocation(\.location)
     }
 }

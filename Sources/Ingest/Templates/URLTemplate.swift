@@ -55,7 +55,8 @@ enum URLPlacement: Equatable, Sendable {
         case .path:
             return value.split(separator: "/", omittingEmptySubsequences: false).map { segment in
                 // A value's `.` or `..` segment would be folded away by curl or the server, climbing the path.
-                segment == "." || segment == ".." ? String(repeating: "%2E", count: segment.count)
+                segment == "." || segment == ".."
+                    ? String(repeating: "%2E", count: segment.count)
                     : AWSURI.encode(String(segment))
             }.joined(separator: "/")
         case .queryName, .queryValue, .fragment, .after: return AWSURI.encode(value)

@@ -18,7 +18,9 @@ import Testing
             version: 1
             name: urls
             stages:
-              - request: { url: "https://api.test/t/{{file.path}}?name={{file.name}}&{{file.stem}}=1#{{dir.name}}", as: ticket }
+              - request:
+                  url: "https://api.test/t/{{file.path}}?name={{file.name}}&{{file.stem}}=1#{{dir.name}}"
+                  as: ticket
               - upload: { method: put, url: "{{ticket.upload_url}}" }
               - request:
                   url: "{{ticket.base}}{{ticket.id}}?raw={{ticket.query | raw}}"
@@ -28,17 +30,17 @@ import Testing
         let result = try runCommand(ingest, ["lint", file], environment: ["PATH": Self.path])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let expected = [
-            "\(file):4:41: note: {{file.path}} is in the URL's path: percent-encoded, '/' kept as a separator",
-            "\(file):4:60: note: {{file.name}} is a query value: percent-encoded, '&', '=', '#' and '+' included",
-            "\(file):4:74: note: {{file.stem}} is a query parameter name: percent-encoded",
-            "\(file):4:90: note: {{dir.name}} is in the URL's fragment: percent-encoded",
-            "\(file):5:34: note: {{ticket.upload_url}} starts the URL (a whole URL, or its scheme and host): kept as "
+            "\(file):5:32: note: {{file.path}} is in the URL's path: percent-encoded, '/' kept as a separator",
+            "\(file):5:51: note: {{file.name}} is a query value: percent-encoded, '&', '=', '#' and '+' included",
+            "\(file):5:65: note: {{file.stem}} is a query parameter name: percent-encoded",
+            "\(file):5:81: note: {{dir.name}} is in the URL's fragment: percent-encoded",
+            "\(file):7:34: note: {{ticket.upload_url}} starts the URL (a whole URL, or its scheme and host): kept as "
                 + "it is",
-            "\(file):7:13: note: {{ticket.base}} starts the URL",
-            "\(file):7:28: note: {{ticket.id}} follows {{ticket.base}}, which is kept as it is",
-            "\(file):7:46: note: {{ticket.query | raw}} is sent as it is, not encoded",
-            "\(file):8:31: note: {{env.HOST}} starts the URL (a whole URL, or its scheme and host): kept as it is",
-            "\(file):8:49: note: {{ticket.id}} is in the URL's path",
+            "\(file):9:13: note: {{ticket.base}} starts the URL",
+            "\(file):9:28: note: {{ticket.id}} follows {{ticket.base}}, which is kept as it is",
+            "\(file):9:46: note: {{ticket.query | raw}} is sent as it is, not encoded",
+            "\(file):10:31: note: {{env.HOST}} starts the URL (a whole URL, or its scheme and host): kept as it is",
+            "\(file):10:49: note: {{ticket.id}} is in the URL's path",
         ]
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == expected.count + 1, "\(result.stdout)")
@@ -70,7 +72,8 @@ import Testing
         try folder.file("a.jpg", "x")
         let cases: [(name: String, yaml: String, message: String)] = [
             (
-                "p.test.yml", "pipeline: p.yml\ncases:\n  - input: a.jpg\n    expect: { status: passed, colour: red }\n",
+                "p.test.yml",
+                "pipeline: p.yml\ncases:\n  - input: a.jpg\n    expect: { status: passed, colour: red }\n",
                 "p.test.yml:4:13: error: expect: unknown key 'colour'"
             ),
             (

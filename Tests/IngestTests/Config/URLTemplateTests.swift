@@ -24,7 +24,9 @@ import Testing
         #expect(try url("https://h/b?{{file.name}}=1") == "https://h/b?h%23frag.mov=1")
         #expect(try url("https://h/b#{{file.name}}") == "https://h/b#h%23frag.mov")
         // `/` in a path value stays a separator; in a query it is encoded.
-        #expect(try url("https://h/b/{{file.path}}?p={{file.path}}") == "https://h/b/pet%207/h%23frag.mov?p=pet%207%2Fh%23frag.mov")
+        #expect(
+            try url("https://h/b/{{file.path}}?p={{file.path}}")
+                == "https://h/b/pet%207/h%23frag.mov?p=pet%207%2Fh%23frag.mov")
         let name = ["n": "q?x=1&X-Amz-Signature=evil+50% café.mov"] as JSONObject
         #expect(
             try url("https://h/{{ticket.n}}?a={{ticket.n}}", name)
@@ -42,14 +44,17 @@ import Testing
             try url("{{ticket.u}}&name={{file.name}}", ["u": .string(signed)]) == signed + "&name=h%23frag.mov")
         #expect(try url("{{ticket.u}}/{{file.name}}", ["u": "https://h/b"]) == "https://h/b/h%23frag.mov")
         #expect(try url("{{env.API}}/x/{{file.name}}") == "https://api.test/v1/x/h%23frag.mov")
-        #expect(try url("https://{{ticket.host}}/x/{{file.name}}", ["host": "h:8080"]) == "https://h:8080/x/h%23frag.mov")
+        #expect(
+            try url("https://{{ticket.host}}/x/{{file.name}}", ["host": "h:8080"]) == "https://h:8080/x/h%23frag.mov")
         // A whole URL in a query value is a value like any other.
         #expect(
-            try url("https://h/go?to={{ticket.u}}", ["u": "https://o/p?q=1"]) == "https://h/go?to=https%3A%2F%2Fo%2Fp%3Fq%3D1")
+            try url("https://h/go?to={{ticket.u}}", ["u": "https://o/p?q=1"])
+                == "https://h/go?to=https%3A%2F%2Fo%2Fp%3Fq%3D1")
     }
 
     @Test func rawKeepsTheTextAndIsAFilter() throws {
-        #expect(try url("https://h/{{ticket.q | raw}}&z={{file.name}}", ["q": "a?x=1"]) == "https://h/a?x=1&z=h%23frag.mov")
+        #expect(
+            try url("https://h/{{ticket.q | raw}}&z={{file.name}}", ["q": "a?x=1"]) == "https://h/a?x=1&z=h%23frag.mov")
         #expect(try Template("{{file.name | raw}}").render(scope()) == "h#frag.mov")
         #expect(throws: TemplateSyntaxError.self) { try Template("{{file.name | raw:1}}") }
     }

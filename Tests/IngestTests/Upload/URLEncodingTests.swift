@@ -31,9 +31,10 @@ import Testing
     }
 
     /// What the backend's `/echo/` route recorded for `method`: target as sent, decoded path, decoded query.
-    static func received(_ backend: FixtureBackend, method: String) throws -> [(target: String, path: String,
-        query: [[String]])]
-    {
+    static func received(_ backend: FixtureBackend, method: String) throws -> [(
+        target: String, path: String,
+        query: [[String]]
+    )] {
         let echoes = try backend.state()["echo"] as? [[String: Any]] ?? []
         return echoes.filter { $0["method"] as? String == method }.map {
             ($0["target"] as? String ?? "", $0["path"] as? String ?? "", $0["query"] as? [[String]] ?? [])
@@ -94,7 +95,8 @@ import Testing
         #expect(
             result.stderr.contains(
                 "upload in/q?x=1&X-Amz-Signature=REDACTED: PUT \(backend.base)/echo/200/put/"
-                    + "q%3Fx%3D1%26X-Amz-Signature%3Devil.mov?sig=REDACTED&name=q%3Fx%3D1%26X-Amz-Signature%3Devil.mov"),
+                    + "q%3Fx%3D1%26X-Amz-Signature%3Devil.mov?sig=REDACTED"
+                    + "&name=q%3Fx%3D1%26X-Amz-Signature%3Devil.mov"),
             "\(result.stderr)")
     }
 
@@ -201,7 +203,9 @@ import Testing
             directory: folder.path)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         for name in Self.names {
-            let get = try server.curl(["\(server.endpoint)/\(bucket)/\(AWSURI.encode("\(prefix)/\(name)", keepSlash: true))"])
+            let get = try server.curl([
+                "\(server.endpoint)/\(bucket)/\(AWSURI.encode("\(prefix)/\(name)", keepSlash: true))"
+            ])
             #expect(get.status == 200 && Self.bytes(get.body) == Self.bytes(name), "\(name): \(get.status) \(get.body)")
         }
     }

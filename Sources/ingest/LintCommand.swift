@@ -5,9 +5,11 @@ import Ingest
 struct LintCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lint",
-        abstract: "Check pipeline files without running them: errors (the file will not load) and warnings.")
+        abstract:
+            "Check pipeline files (and NAME.test.yml test files) without running them: errors (the file will not "
+            + "load), warnings, and notes on how each template value in a URL is encoded.")
 
-    @Argument(help: "Pipeline files to check.")
+    @Argument(help: "Pipeline files to check; a NAME.test.yml is checked as a test file.")
     var pipelines: [String]
 
     @Flag(name: .long, help: "Treat warnings as errors (exit 2).")
@@ -25,10 +27,12 @@ struct LintCommand: ParsableCommand {
     func run() throws {
         var failed = false
         for path in pipelines {
-            let issues = Pipeline.lint(path: path, strictEnvironment: strictEnv)
+            let issues = Pipeline.lint(path: path, strictEnvironment: strictEnv, notes: true)
             for issue in issues { print(Redaction.text(issue.description)) }
-            if issues.contains(where: { $0.severity == .error || strict }) { failed = true }
-            if issues.isEmpty { print("\(path): ok") }
+            if issues.contains(where: { $0.severity == .error || (strict && $0.severity == .warning) }) {
+                failed = true
+            }
+            if issues.allSatisfy({ $0.severity == .note }) { print("\(path): ok") }
         }
         throw failed ? ExitStatus.usage : ExitStatus.success
     }

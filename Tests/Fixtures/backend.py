@@ -41,6 +41,7 @@ Control:
   GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests,
                 every JSON body per endpoint ("json"), "arrived" (each PUT as its headers came in, before the body).
   POST /_faults replaces the fault list (JSON list, as --faults).
+  ANY /echo/<status>/…  records the request target as received (see url_echo.py), in "echo".
 Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action", ...}:
   {"action": "status", "status": 500}                       plain error answer
   {"action": "status", "status": 429, "retry_after": "1"}   with Retry-After
@@ -92,6 +93,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import signed_urls
+import url_echo
 
 SECRET = b"fixture-signing-key"
 SCHEME = "http"
@@ -455,6 +457,8 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- routes ----
     def do_GET(self):
+        if url_echo.handle(self, STATE, LOCK):
+            return
         if self.proxied():
             return
         path = urlsplit(self.path).path
@@ -488,6 +492,8 @@ class Handler(BaseHTTPRequestHandler):
                                "filename": visit["filename"]})
 
     def do_PUT(self):
+        if url_echo.handle(self, STATE, LOCK):
+            return
         if self.proxied():
             return
         parts = urlsplit(self.path)
@@ -615,6 +621,8 @@ class Handler(BaseHTTPRequestHandler):
                 STATE["proxied"] += 1
 
     def do_POST(self):
+        if url_echo.handle(self, STATE, LOCK):
+            return
         if self.proxied():
             return
         self.note_proxy()

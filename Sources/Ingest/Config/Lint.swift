@@ -1,9 +1,9 @@
 import Foundation
 
-/// One finding of `ingest lint`: an error (the file will not load) or a warning (it loads, but probably does not
-/// do what was meant).
+/// One finding of `ingest lint`: an error (the file will not load), a warning (it loads, but probably does not
+/// do what was meant), or a note (how the file will be read: which encoding rule a URL's template value gets).
 public struct PipelineLintIssue: Equatable, Sendable, CustomStringConvertible {
-    public enum Severity: String, Sendable { case error, warning }
+    public enum Severity: String, Sendable { case error, warning, note }
 
     public var severity: Severity
     public var location: SourceLocation?
@@ -35,31 +35,39 @@ extension Pipeline {
     /// order; the file is usable when no issue has severity `.error`. Lint needs no secrets: a variable unset inside
     /// a stage's options is a warning naming it (an error with `strictEnvironment`, for CI); one needed to load the
     /// file itself (`concurrency: ${N}`) stays an error.
+    /// A test file (`NAME.test.yml`, or a file of `cases` without `stages`) is checked as `ingest test` reads it.
+    /// `notes`: also say, for each template value in a URL, how it is encoded there.
     public static func lint(
         path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-        strictEnvironment: Bool = false
+        strictEnvironment: Bool = false, notes: Bool = false
     ) -> [PipelineLintIssue] {
-        lintIssues(decodeFile(path: path, environment: environment, excuseUnset: true), strict: strictEnvironment)
+        if PipelineTestFile.isTestFile(path: path) { return PipelineTestFile.lint(path: path) }
+        return lintIssues(
+            decodeFile(path: path, environment: environment, excuseUnset: true), strict: strictEnvironment,
+            notes: notes)
     }
 
     /// `lint` for text already in memory; `source` names it in findings.
     public static func lint(
         yaml: String, source: String = "<memory>", environment: [String: String] = ProcessInfo.processInfo.environment,
-        strictEnvironment: Bool = false
+        strictEnvironment: Bool = false, notes: Bool = false
     ) -> [PipelineLintIssue] {
         lintIssues(
             decodeFile(yaml: yaml, source: source, environment: environment, excuseUnset: true),
-            strict: strictEnvironment)
+            strict: strictEnvironment, notes: notes)
     }
 
-    private static func lintIssues(_ decoded: DecodedFile, strict: Bool) -> [PipelineLintIssue] {
+    private static func lintIssues(_ decoded: DecodedFile, strict: Bool, notes: Bool) -> [PipelineLintIssue] {
         let unset = decoded.unsetVariables.map {
             PipelineLintIssue(severity: strict ? .error : .warning, location: $0.location, message: $0.message)
         }
         guard let pipeline = decoded.pipeline, let document = decoded.document, decoded.errors.isEmpty else {
             return (unset + decoded.errors.map(PipelineLintIssue.init(error:))).sortedByLocation(\.location)
         }
-        return (unset + PipelineLinter(pipeline: pipeline, root: document.root).warnings()).sortedByLocation(\.location)
+        let linter = PipelineLinter(pipeline: pipeline, root: document.root)
+        let urlNotes =
+            notes ? linter.urlNotes(lines: decoded.yaml.split(separator: "\n", omittingEmptySubsequences: false)) : []
+        return (unset + linter.warnings() + urlNotes).sortedByLocation(\.location)
     }
 }
 
@@ -114,6 +122,26 @@ struct PipelineLinter {
         return issues.sortedByLocation(\.location)
     }
 
+    /// A note for each template value in a URL (a stage's `url`, a `verify:`'s `url`): where it stands and so how
+    /// it is encoded (`URLPlacement`), at its `{{`.
+    func urlNotes(lines: [Substring]) -> [PipelineLintIssue] {
+        var notes: [PipelineLintIssue] = []
+        for options in stageNodes() {
+            let verifyURL = optionNode("verify", in: options).flatMap { optionNode("url", in: $0) }
+            for node in [optionNode("url", in: options), verifyURL].compactMap({ $0 }) {
+                guard let text = node.scalar, text.contains("{{"), let template = try? Template(text) else { continue }
+                let locations = TemplateCheck.variables(in: node, lines: lines)
+                for (index, placed) in template.urlPlacements.enumerated() {
+                    notes.append(
+                        PipelineLintIssue(
+                            severity: .note, location: index < locations.count ? locations[index].1 : node.location,
+                            message: placed.placement.rule(for: placed.variable, raw: placed.raw)))
+                }
+            }
+        }
+        return notes
+    }
+
     /// Each stage item's options node, in the order of `pipeline.stages` (the file loaded, so the shapes hold).
     private func stageNodes() -> [ConfigNode] {
         guard case .mapping(let pairs) = root.kind,
@@ -136,23 +164,9 @@ struct PipelineLinter {
         return pairs.compactMap(\.key.scalar)
     }
 
-    /// The first path component of every `{{name.…}}` in the node's scalars, with the scalar's place.
+    /// The first path component of every `{{name.…}}` in the node's scalars, with the scalar's place (read by the
+    /// one template parser).
     private func templateRoots(in node: ConfigNode) -> [(String, SourceLocation)] {
-        switch node.kind {
-        case .scalar(let text, _):
-            var found: [(String, SourceLocation)] = []
-            var rest = text[...]
-            while let open = rest.range(of: "{{") {
-                rest = rest[open.upperBound...]
-                guard let close = rest.range(of: "}}") else { break }
-                let inside = rest[..<close.lowerBound].trimmingCharacters(in: .whitespaces)
-                let name = inside.prefix { $0 == "_" || $0.isLetter || $0.isNumber }
-                if !name.isEmpty { found.append((String(name), node.location)) }
-                rest = rest[close.upperBound...]
-            }
-            return found
-        case .sequence(let items): return items.flatMap(templateRoots(in:))
-        case .mapping(let pairs): return pairs.flatMap { templateRoots(in: $0.value) }
-        }
+        TemplateCheck.variables(in: node, lines: []).map { (String($0.0.prefix { $0 != "." }), $0.1) }
     }
 }

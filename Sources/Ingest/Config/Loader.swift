@@ -202,6 +202,8 @@ extension Pipeline {
         var errors: [PipelineFileError]
         /// Unset variables `lint` went on without (`excuseUnset`): each names the variable, at its scalar.
         var unsetVariables: [PipelineFileError] = []
+        /// The file's text, for lint's columns.
+        var yaml = ""
     }
 
     static func decodeFile(
@@ -258,7 +260,7 @@ extension Pipeline {
             concurrency: file.concurrency, stages: stages, source: source,
             dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
             configHash: ConfigDigest.hash(written))
-        return DecodedFile(pipeline: pipeline, document: document, errors: [], unsetVariables: excused)
+        return DecodedFile(pipeline: pipeline, document: document, errors: [], unsetVariables: excused, yaml: yaml)
     }
 }
 

@@ -109,9 +109,11 @@ public enum Redaction {
         // a URL's password: scheme://user:password@host
         (#"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@?#"'<>]*):[^/\s?#"'<>]*@"#, "$1:\(placeholder)@"),
         // query parameters and Authorization's `Signature=`: name=value up to a separator (`X-Goog-Signature` is
-        // found as itself and `X-Amz-Security-Token` as itself, not as `Signature`/`Token` inside a longer name)
+        // found as itself and `X-Amz-Security-Token` as itself, not as `Signature`/`Token` inside a longer name); a
+        // `:` before a space or the end is the text's (`upload q?sig=x.mov: PUT …`), not the value's
         (
-            #"(?i)(?<![A-Za-z0-9_-])("# + alternatives(secretQueryNames) + #")=(?!REDACTED\b)(?:[^&\s"',;<>\\]|\\/)+"#,
+            #"(?i)(?<![A-Za-z0-9_-])("# + alternatives(secretQueryNames)
+                + #")=(?!REDACTED\b)(?:[^&\s"',;<>\\:]|:(?!\s|$)|\\/)+"#,
             "$1=\(placeholder)"
         ),
         // JSON-ish fields: "name": "value"

@@ -172,7 +172,7 @@ public struct RequestStage: Stage {
     /// The call as the options and the file's values make it: `Accept` and (for `json:`) `Content-Type` unless the
     /// headers set them.
     private func makeRequest(_ scope: TemplateScope) throws -> HTTPRequest {
-        var request = HTTPRequest(method: options.method.uppercased(), url: try options.url.render(scope))
+        var request = HTTPRequest(method: options.method.uppercased(), url: try options.url.renderURL(scope))
         request.headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
         let hasHeader = { (name: String) in
             request.headers.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }

@@ -56,7 +56,7 @@ extension RequestStage {
     /// answer, or no answer, fails the file: whether the call was done is unknown, and repeating it could act twice.
     func verifiedDone(_ verify: VerifyRequest, item: Item, scope: TemplateScope, context: StageContext) throws -> Bool {
         let method = verify.method.uppercased()
-        var request = HTTPRequest(method: method, url: try verify.url.render(scope))
+        var request = HTTPRequest(method: method, url: try verify.url.renderURL(scope))
         request.headers = try verify.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
         if !request.headers.contains(where: { $0.name.caseInsensitiveCompare("Accept") == .orderedSame }) {
             request.headers.append(("Accept", "application/json"))

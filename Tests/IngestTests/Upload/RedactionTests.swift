@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 
 @testable import Ingest
@@ -142,5 +143,19 @@ import Testing
         #expect(!redacted.contains { $0.1.contains("SESSIONTOKEN") })
         #expect(!redacted.contains { $0.1 == post.fields.last!.1 })
         #expect(!Redaction.text(post.json.serialized()).contains(post.fields.last!.1))
+    }
+
+    /// A file named `q?x=1&X-Amz-Signature=evil.mov`: its `name=value` text is redacted in the `-v` line, and the
+    /// `: ` that ends the file's place stays (it was swallowed as part of the value).
+    @Test func aFileNameWithASecretNameKeepsTheLineSeparator() {
+        let line = RunLogHandler.textLine(
+            message: "PUT http://h/b/q%3Fx%3D1%26X-Amz-Signature%3Devil.mov?sig=1 → 200 OK",
+            fields: ["stage": "upload", "file": "q?x=1&X-Amz-Signature=evil.mov"])
+        #expect(
+            Redaction.text(line)
+                == "ingest: upload q?x=1&X-Amz-Signature=REDACTED: PUT "
+                + "http://h/b/q%3Fx%3D1%26X-Amz-Signature%3Devil.mov?sig=REDACTED → 200 OK")
+        #expect(Redaction.text("token=abc: next") == "token=REDACTED: next")
+        #expect(Redaction.text("sig=a:b:c") == "sig=REDACTED")
     }
 }

@@ -60,7 +60,7 @@ extension SignedURLUpload {
             throw ItemFailed(
                 stage: UploadStage.name, rule: .url, message: "method \(options.method.rawValue) needs 'url'")
         }
-        let url = try urlTemplate.render(scope)
+        let url = try urlTemplate.renderURL(scope)
         let contentType = try options.renderedContentType(item, scope: scope)
         let headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
         var built: (request: HTTPRequest, expected: [Int])

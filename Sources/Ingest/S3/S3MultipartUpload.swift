@@ -30,7 +30,8 @@ extension S3Uploader {
             // The last part's read checked size and mtime; check once more before S3 assembles the object.
             if let now = try? FileStatus(path: path, followLinks: true), let change = now.change(since: status) {
                 throw fail(
-                    .changed, "the file changed while it was being uploaded (\(change)); the multipart upload was aborted")
+                    .changed,
+                    "the file changed while it was being uploaded (\(change)); the multipart upload was aborted")
             }
             return (try completeMultipartUpload(target, parts: parts), count)
         } catch {

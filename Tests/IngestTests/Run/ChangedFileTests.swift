@@ -48,7 +48,8 @@ import Testing
         try copySample("good/plain.mov", to: input)
         let pipeline = try folder.file("pipeline.yml", Self.pipeline(backend.base))
         let firstReport = folder.path + "/first.jsonl"
-        let process = try startIngest(["run", pipeline, folder.path + "/in", "--report", firstReport, "-q"], in: folder.path)
+        let process = try startIngest(
+            ["run", pipeline, folder.path + "/in", "--report", firstReport, "-q"], in: folder.path)
         var gated = false
         for _ in 0..<1000 where process.isRunning {  // bounded: about 20 s on a loaded machine
             if (try backend.state()["gated"] as? Int ?? 0) >= 1 {
@@ -65,7 +66,8 @@ import Testing
         let arrived = (try backend.state()["arrived"] as? [Any])?.count ?? -1
         let journal = try SQLiteJournal(
             path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
-        let state = try journal.record(root: JournalRecord.canonicalRoot(folder.path + "/in"), relativePath: "alice/a.mov")?
+        let state = try journal.record(
+            root: JournalRecord.canonicalRoot(folder.path + "/in"), relativePath: "alice/a.mov")?
             .state
         try journal.close()
         let (second, secondReports) = try runIngestWithReport(
@@ -90,7 +92,9 @@ import Testing
         #expect(["request", "upload"].contains(failure["stage"] as? String ?? ""), "\(failure)")
         #expect(message.contains("stage \(failure["stage"] as? String ?? "?")"), "\(message)")
         #expect(outcome.firstArrived == 0, "a PUT reached the server")
-        #expect(outcome.firstState != nil && outcome.firstState != .done, "journal: \(String(describing: outcome.firstState))")
+        #expect(
+            outcome.firstState != nil && outcome.firstState != .done,
+            "journal: \(String(describing: outcome.firstState))")
     }
 
     /// `cp other tmp && mv tmp a.mov`: another file (a valid one) now has the name; the next run uploads it.

@@ -18,18 +18,12 @@ extension Item {
     }
 
     /// A `changed` failure of `stage` when the file at `path` is no longer the one validated (`found` says when:
-    /// "before stage upload"); nil when it is. The hash taken of it is dropped so the journal keeps none of it.
+    /// "before stage upload"); nil when it is, or when it cannot be looked at (gone: the stage that reads it says
+    /// `unreadable`). The hash taken of it is dropped so the journal keeps none of it.
     func changedFailure(stage: String, found: String) -> RuleFailure? {
-        guard let validated else { return nil }
-        let change: String
-        do {
-            guard let what = try FileStatus(path: path, followLinks: true).change(since: validated) else {
-                return nil
-            }
-            change = what
-        } catch {
-            change = "gone (\(error.reason))"
-        }
+        guard let validated, let now = try? FileStatus(path: path, followLinks: true),
+            let change = now.change(since: validated)
+        else { return nil }
         knownSHA256 = nil
         return RuleFailure(
             stage: stage, rule: .changed,

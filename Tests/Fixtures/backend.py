@@ -59,6 +59,7 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
                                                             after the server acted); JSON POST routes only
   {"action": "act_then_hang", "seconds": 30}                process it, then hold the answer that long (a client
                                                             killed meanwhile never learns it was done)
+  {"action": "gate", "file": PATH}                          hold it until PATH exists (see gate.py)
   {"action": "echo", "status": 403}                         refuse with an S3/GCS-style XML error whose Message
                                                             quotes the request line and its Authorization header (as
                                                             servers quoting a signed URL back do): a leak test's bait
@@ -92,6 +93,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+import gate
 import signed_urls
 import url_echo
 
@@ -300,6 +302,9 @@ class Handler(BaseHTTPRequestHandler):
             return True
         if action == "delay":
             time.sleep(fault.get("seconds", 2))
+            return False
+        if action == "gate":
+            gate.hold(fault, STATE, LOCK)
             return False
         if action == "throttle":
             self.throttle = fault.get("bytes_per_second", 65536)

@@ -171,7 +171,7 @@ struct Exchange {
     static func rule(for error: HTTPError) -> RuleName {
         switch error {
         case .refused: return .refused
-        case .body(.changed): return .changed
+        case .body(.changed), .body(.changedBeforeSending): return .changed
         case .body(.unreadable): return .unreadable
         case .cancelled: return .cancelled
         case .incomplete: return .network

@@ -21,7 +21,7 @@ extension S3Uploader {
         feed: ((UnsafeRawBufferPointer) -> Void)? = nil
     ) throws -> SliceDigest {
         var digest = StreamDigest(sha256: includeSHA256, md5: includeMD5)
-        let result: (read: Int64, size: Int64?, modified: Int64?)
+        let result: (read: Int64, status: FileStatus?)
         do {
             result = try readFileSlice(
                 path: slice.path, offset: slice.offset, length: slice.size, chunkSize: Self.hashChunk
@@ -39,17 +39,22 @@ extension S3Uploader {
         if result.read < slice.size {
             throw ItemFailed(stage: stage, rule: .changed, message: "the file shrank while it was being uploaded")
         }
-        if let size = result.size, let modified = result.modified,
-            size != slice.fileSize ?? slice.offset + slice.size || modified != slice.modified
-        {
+        if let now = result.status, let change = Self.change(of: now, since: slice) {
             throw ItemFailed(
-                stage: stage, rule: .changed,
-                message: "the file changed while it was being uploaded (size or modification time)")
+                stage: stage, rule: .changed, message: "the file changed while it was being uploaded (\(change))")
         }
         let digests = digest.finalize()
         return SliceDigest(
             sha256: includeSHA256 ? digests.sha256Hex : "",
             sha256Base64: includeSHA256 ? Data(digests.sha256).base64EncodedString() : "", md5: digests.md5)
+    }
+
+    /// What moved since `slice` was taken: its pinned identity when it has one, else its size and mtime.
+    static func change(of now: FileStatus, since slice: HTTPBody.FileSlice) -> String? {
+        if let identity = slice.identity { return now.change(since: identity) }
+        let size = slice.fileSize ?? slice.offset + slice.size
+        if now.size != size { return "size \(size) → \(now.size) bytes" }
+        return now.modified != slice.modified ? "modification time changed" : nil
     }
 
     /// The read size of the hashing pass: small enough that SHA-256 and MD5 find the chunk in L2 after `pread`.

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.
 public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
@@ -93,6 +94,9 @@ public final class Item: @unchecked Sendable {
     /// SHA-256 (hex) of the input file once known: read by `sha256(stage:)`, restored from the journal, or set by
     /// a stage that streamed the original file anyway.
     public var knownSHA256: String?
+    /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
+    /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
+    var validated: FileStatus?
     /// When the file started, its stages' seconds and its requests' attempts (for the reports).
     public let timings = FileTimings()
     /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// One file on its way through the stages, once the journal let it through: the item, its journal row (nil without a
 /// journal), and how the file ends — journaled, then reported with its facts and timings.
@@ -36,11 +37,25 @@ struct FileRun {
     }
 
     private func runStages() -> ItemReport {
+        // The walker's stat is the identity the journal keys the file by: every stage must find that very file.
+        item.validated = entry.status ?? (try? FileStatus(path: entry.path, followLinks: true))
+        var last: String?
         for (position, configured) in runner.stages.enumerated() {
             if runner.cancellation.isCancelled { return interrupted(configured.name, []) }
             if let condition = configured.condition, !condition.matches(item) { continue }
             if reuseJournaledResults(of: configured, at: position) { continue }
+            if let changed = item.changedFailure(stage: configured.name, found: "before stage \(configured.name)") {
+                return finish(.failed, [changed])
+            }
             if let ending = runStage(configured, at: position) { return ending }
+            last = configured.name
+        }
+        // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
+        // more than reading it once more (uploads, transcodes), unless a key or template already read it — and
+        // before the last look at the file, so it is of the file that look vouches for.
+        if journaled != nil && item.knownSHA256 == nil && runner.hashesDoneFiles { _ = try? item.sha256() }
+        if let last, let changed = item.changedFailure(stage: last, found: "after stage \(last)") {
+            return finish(.failed, [changed])
         }
         return finish(.passed)
     }
@@ -72,7 +87,7 @@ struct FileRun {
                 .failed, [RuleFailure(stage: configured.name, rule: .journal, message: "not started: \(error)")])
         }
         let before = item.facts
-        let (outcome, failures) = perform(configured, at: position)
+        let (outcome, failures) = explained(perform(configured, at: position), stage: configured.name)
         if !failures.isEmpty && runner.cancellation.isCancelled { return interrupted(configured.name, failures) }
         do {
             try journaled?.stageFinished(
@@ -110,6 +125,15 @@ struct FileRun {
         return (outcome, failures)
     }
 
+    /// A stage that failed on a file changed under it says so first.
+    private func explained(_ result: (StageOutcome, [RuleFailure]), stage: String) -> (StageOutcome, [RuleFailure]) {
+        let (outcome, failures) = result
+        guard !failures.isEmpty, !failures.contains(where: { $0.rule == .changed }),
+            let changed = item.changedFailure(stage: stage, found: "during stage \(stage)")
+        else { return result }
+        return (outcome, [changed] + failures)
+    }
+
     private func context(for configured: ConfiguredStage, at position: Int) -> StageContext {
         StageContext(
             settings: runner.settings, resultName: configured.resultName, progress: reportBytes, position: position,
@@ -119,9 +143,6 @@ struct FileRun {
     /// Ends the file: journals how it ended, then reports it.
     private func finish(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
         guard let journaled else { return report(status, failures, skip: skip) }
-        // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
-        // more than reading it once more (uploads, transcodes), unless a key or template already read it.
-        if status == .passed && item.knownSHA256 == nil && runner.hashesDoneFiles { _ = try? item.sha256() }
         do {
             try journaled.finish(item, status: status, failures: failures, skip: skip)
         } catch {

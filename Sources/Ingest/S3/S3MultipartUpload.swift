@@ -28,10 +28,10 @@ extension S3Uploader {
         do {
             let parts = try sendParts(of: target, fileHash: fileHash, progress: progress)
             // The last part's read checked size and mtime; check once more before S3 assembles the object.
-            if let now = try? FileStatus(path: path, followLinks: true),
-                now.size != status.size || now.modified != status.modified
-            {
-                throw fail(.changed, "the file changed while it was being uploaded; the multipart upload was aborted")
+            if let now = try? FileStatus(path: path, followLinks: true), let change = now.change(since: status) {
+                throw fail(
+                    .changed,
+                    "the file changed while it was being uploaded (\(change)); the multipart upload was aborted")
             }
             return (try completeMultipartUpload(target, parts: parts), count)
         } catch {

@@ -13,12 +13,14 @@ extension S3Uploader {
     }
 
     /// Part `index` (0-based) of a file cut into parts of `size` bytes: a slice read from disk, which fails the
-    /// transfer when the file no longer has the size and mtime of `status`.
+    /// transfer when the file is no longer the one `status` describes (inode, size, mtime, ctime).
     static func partSlice(_ index: Int, size: Int64, path: String, status: FileStatus) -> HTTPBody.FileSlice {
         let offset = Int64(index) * size
-        return HTTPBody.FileSlice(
+        var slice = HTTPBody.FileSlice(
             path: path, offset: offset, length: min(size, status.size - offset), fileSize: status.size,
             modified: status.modified)
+        slice.identity = status
+        return slice
     }
 
     /// Added before dividing by the part limit, to round the needed part size up.

@@ -10,8 +10,8 @@ extension S3Uploader {
         path: String, status: FileStatus, url: String, headers: [(String, String)], cachedSHA256: String?,
         fileSHA256: Bool, progress: ((Int64) -> Void)?
     ) throws -> (etag: String, sha256: String?) {
-        // The body records the size and mtime now: a file changed while it is hashed or sent fails the transfer.
-        let body = HTTPBody(file: HTTPBody.FileSlice(path: path, size: status.size, modified: status.modified))
+        // The body is pinned to `status`: a file changed while it is hashed or sent fails the transfer.
+        let body = HTTPBody(file: HTTPBody.FileSlice(path: path, status: status))
         let payload: SigV4Payload
         let observer: DigestObserver
         var hashed: SliceDigest?

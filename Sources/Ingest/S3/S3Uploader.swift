@@ -77,12 +77,12 @@ struct S3Uploader: Sendable {
     /// send it, never by a read of its own.
     func upload(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String? = nil,
-        fileSHA256: Bool = false, progress: ((Int64) -> Void)? = nil, cancellation: RunCancellation? = nil,
-        logger: Logger? = nil, timings: FileTimings? = nil
+        fileSHA256: Bool = false, expected: FileStatus? = nil, progress: ((Int64) -> Void)? = nil,
+        cancellation: RunCancellation? = nil, logger: Logger? = nil, timings: FileTimings? = nil
     ) throws -> S3UploadResult {
         try with(cancellation: cancellation, logger: logger, timings: timings).uploadFile(
             path: path, key: key, headers: headers, contentType: contentType, cachedSHA256: cachedSHA256,
-            fileSHA256: fileSHA256 && cachedSHA256 == nil, progress: progress)
+            fileSHA256: fileSHA256 && cachedSHA256 == nil, expected: expected, progress: progress)
     }
 
     /// This uploader with one upload's cancellation, `-v` logger and report timings.
@@ -96,13 +96,17 @@ struct S3Uploader: Sendable {
 
     private func uploadFile(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String?,
-        fileSHA256: Bool, progress: ((Int64) -> Void)?
+        fileSHA256: Bool, expected: FileStatus?, progress: ((Int64) -> Void)?
     ) throws -> S3UploadResult {
         let status: FileStatus
         do {
             status = try FileStatus(path: path, followLinks: true)
         } catch {
             throw fail(.unreadable, "cannot read the file to upload: \(error)")
+        }
+        // Every slice below is pinned to `status`; it must be the file as validated.
+        if let expected, let change = status.change(since: expected) {
+            throw fail(.changed, "the file changed since it was validated (\(change)); nothing of it was sent")
         }
         let location = S3Location(bucket: bucket, key: key)
         let url = endpoint.objectURL(location)

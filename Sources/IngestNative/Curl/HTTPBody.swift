@@ -19,10 +19,21 @@ package struct HTTPBody: Sendable {
         /// The whole file's size when the slice was taken (checked, with `modified`, after the slice's last byte);
         /// nil means `offset + size`.
         package var fileSize: Int64?
+        /// The file as it was validated (device, inode, size, mtime, ctime): the open descriptor must show exactly
+        /// this when it is opened — before a byte is sent — and after the slice's last byte is read, so the bytes
+        /// sent are those of the file that was checked, not of one renamed over it, truncated or rewritten since.
+        /// Nil checks only `size` and `modified` at the end.
+        package var identity: FileStatus?
         package init(path: String, size: Int64, modified: Int64) {
             self.path = path
             self.size = size
             self.modified = modified
+        }
+
+        /// The whole file as `status` describes it, which it must still be while it is sent.
+        package init(path: String, status: FileStatus) {
+            self.init(path: path, size: status.size, modified: status.modified)
+            identity = status
         }
 
         /// `length` bytes from `offset` of a file whose whole size and mtime were `fileSize` and `modified`.
@@ -67,11 +78,15 @@ package protocol HTTPBodyObserver: AnyObject {
 package enum HTTPBodyProblem: Error, Equatable, Sendable, CustomStringConvertible {
     case unreadable(SystemError)
     case changed(String)
+    /// Found on opening it, before any byte went out: it is not the file that was validated.
+    case changedBeforeSending(String)
 
     package var description: String {
         switch self {
         case .unreadable(let error): return "cannot read the file to send: \(error)"
         case .changed(let what): return "the file changed while it was being sent (\(what)); nothing torn was kept"
+        case .changedBeforeSending(let what):
+            return "the file changed since it was validated (\(what)); nothing of it was sent"
         }
     }
 }
@@ -90,6 +105,20 @@ final class HTTPBodyReader {
         if let file = body.file {
             let fd = open(file.path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw .unreadable(SystemError(call: "open", path: file.path, errno: errno)) }
+            if let identity = file.identity {
+                // Checked on the descriptor itself: what is read below is this very file, whatever the path says later.
+                let now: FileStatus
+                do {
+                    now = try FileStatus(descriptor: fd, path: file.path)
+                } catch {
+                    close(fd)
+                    throw .unreadable(error)
+                }
+                if let change = now.change(since: identity) {
+                    close(fd)
+                    throw .changedBeforeSending(change)
+                }
+            }
             descriptor = fd
             posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
         }
@@ -155,6 +184,10 @@ final class HTTPBodyReader {
 
     /// Checked when the file's last byte has been read, before it is handed to curl.
     private func changeSinceStart(_ file: HTTPBody.FileSlice) -> String? {
+        if let identity = file.identity {
+            guard let now = try? FileStatus(descriptor: descriptor, path: file.path) else { return "fstat failed" }
+            return now.change(since: identity)
+        }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return "fstat failed" }
         let size = Int64(info.st_size)

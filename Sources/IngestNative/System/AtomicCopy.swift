@@ -6,8 +6,8 @@
 
 /// Copies a file so that the destination is either absent or complete: the bytes go to a temporary file in the
 /// destination's folder, which is fsynced and renamed over the destination, and the folder is fsynced so the
-/// rename survives a crash. The source is read in 256 KiB chunks, and a source that changes size or mtime while
-/// it is copied fails the copy (the temporary file is removed).
+/// rename survives a crash. The source is read in 256 KiB chunks, and a source that is not `expected` when opened,
+/// or changes (size, mtime, ctime, inode) while it is copied, fails the copy (the temporary file is removed).
 package enum AtomicCopy {
     package enum Failure: Error, Sendable, CustomStringConvertible {
         case system(SystemError)
@@ -17,22 +17,27 @@ package enum AtomicCopy {
         package var description: String {
             switch self {
             case .system(let error): return error.description
-            case .changed(let what): return "the file changed while it was being copied (\(what))"
+            case .changed(let what): return "the file changed (\(what))"
             case .exists(let path): return "\(path) already exists"
             }
         }
     }
 
     /// Copies `source` to `destination`; returns the bytes copied. `observer` sees every byte (hashing).
+    /// `expected`: the source as it was validated; the open descriptor must show exactly that.
     @discardableResult
     package static func copy(
-        from source: String, to destination: String, replace: Bool, observer: HTTPBodyObserver? = nil
+        from source: String, to destination: String, replace: Bool, observer: HTTPBodyObserver? = nil,
+        expected: FileStatus? = nil
     ) throws(Failure) -> Int64 {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw .system(SystemError(call: "open", path: source, errno: errno)) }
         defer { close(input) }
-        var before = stat()
-        guard fstat(input, &before) == 0 else { throw .system(SystemError(call: "fstat", path: source, errno: errno)) }
+        let before: FileStatus
+        do { before = try FileStatus(descriptor: input, path: source) } catch { throw .system(error) }
+        if let expected, let change = before.change(since: expected) {
+            throw .changed(change + " since it was validated; nothing of it was copied")
+        }
         if !replace, access(destination, F_OK) == 0 { throw .exists(destination) }
 
         let folder = destination.lastIndex(of: "/").map { String(destination[..<$0]) } ?? "."
@@ -89,18 +94,15 @@ package enum AtomicCopy {
         return total
     }
 
-    /// Fails the copy when the source's size or mtime moved while it was read, or fewer bytes came than it had.
+    /// Fails the copy when the source changed (size, mtime, ctime, inode) while it was read, or fewer bytes came than
+    /// it had.
     private static func checkUnchanged(
-        _ input: Int32, before: stat, copied total: Int64, source: String
+        _ input: Int32, before: FileStatus, copied total: Int64, source: String
     ) throws(Failure) {
-        var after = stat()
-        guard fstat(input, &after) == 0 else { throw .system(SystemError(call: "fstat", path: source, errno: errno)) }
-        if after.st_size != before.st_size || total != Int64(before.st_size) {
-            throw .changed("size \(before.st_size) → \(after.st_size) bytes")
-        }
-        if after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec {
-            throw .changed("modification time changed")
-        }
+        let after: FileStatus
+        do { after = try FileStatus(descriptor: input, path: source) } catch { throw .system(error) }
+        if let change = after.change(since: before) { throw .changed(change + " while it was being copied") }
+        if total != before.size { throw .changed("\(total) of \(before.size) bytes read while it was being copied") }
     }
 
     /// `realpath(3)`: the path with every symlink resolved, or nil when it does not exist.

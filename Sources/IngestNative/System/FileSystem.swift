@@ -86,12 +86,27 @@ package struct FileStatus: Equatable, Sendable {
     package var inode: UInt64
     /// Modification time in nanoseconds since 1970.
     package var modified: Int64
+    /// Status-change time (ctime) in nanoseconds since 1970: every write, truncation, rename, chmod or new link moves
+    /// it, and no user call can set it back (unlike mtime, which `touch -d` restores), so a rewrite in place that
+    /// keeps the size and puts the mtime back still shows here.
+    package var statusChanged: Int64
 
     /// `lstat` (the link itself) when `followLinks` is false, `stat` (its target) otherwise.
     package init(path: String, followLinks: Bool) throws(SystemError) {
         var info = stat()
         let result = followLinks ? stat(path, &info) : lstat(path, &info)
         guard result == 0 else { throw SystemError(call: followLinks ? "stat" : "lstat", path: path, errno: errno) }
+        self.init(info)
+    }
+
+    /// `fstat` of an open descriptor: the file that descriptor reads, whatever is at its path now.
+    package init(descriptor: Int32, path: String) throws(SystemError) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError(call: "fstat", path: path, errno: errno) }
+        self.init(info)
+    }
+
+    private init(_ info: stat) {
         switch info.st_mode & S_IFMT {
         case S_IFREG: kind = .regular
         case S_IFDIR: kind = .directory
@@ -112,17 +127,34 @@ package struct FileStatus: Equatable, Sendable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        statusChanged = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+    }
+
+    /// What tells this file apart from `earlier` (the same path's status when it was validated), most telling first:
+    /// another file at the path, a new size, a new mtime, or only a new ctime (rewritten in place, mtime put back);
+    /// nil when it is the same file, unchanged as far as its status shows.
+    package func change(since earlier: FileStatus) -> String? {
+        if device != earlier.device || inode != earlier.inode {
+            return "replaced by another file (inode \(earlier.inode) → \(inode), \(earlier.size) → \(size) bytes)"
+        }
+        if size < earlier.size { return "truncated (\(earlier.size) → \(size) bytes)" }
+        if size > earlier.size { return "grew (\(earlier.size) → \(size) bytes)" }
+        if modified != earlier.modified { return "rewritten (same size, new modification time)" }
+        if statusChanged != earlier.statusChanged {
+            return "rewritten in place or its status changed (same size and modification time, new ctime)"
+        }
+        return nil
     }
 }
 
 /// Reads `length` bytes of the file at `path` from `offset` in chunks of at most `chunkSize`, handing each to `body`
 /// (one reused buffer, so memory stays bounded). Returns the bytes read — fewer than `length` when the file is
-/// shorter — and the size and mtime the open descriptor sees after the last read, so a caller can tell that the
-/// file changed meanwhile. `open`/`pread` failures throw `SystemError`; `body`'s errors are rethrown.
+/// shorter — and the status the open descriptor sees after the last read (nil when `fstat` failed), so a caller
+/// can tell that the file changed meanwhile. `open`/`pread` failures throw `SystemError`; `body`'s errors are rethrown.
 package func readFileSlice(
     path: String, offset: Int64, length: Int64, chunkSize: Int = 256 * 1024,
     _ body: (UnsafeRawBufferPointer) throws -> Void
-) throws -> (read: Int64, size: Int64?, modified: Int64?) {
+) throws -> (read: Int64, status: FileStatus?) {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw SystemError(call: "open", path: path, errno: errno) }
     defer { close(fd) }
@@ -140,9 +172,7 @@ package func readFileSlice(
         try body(UnsafeRawBufferPointer(start: buffer, count: got))
         done += Int64(got)
     }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { return (done, nil, nil) }
-    return (done, Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    return (done, try? FileStatus(descriptor: fd, path: path))
 }
 
 /// One name read from a directory. `name` is nil when the bytes are not valid UTF-8; `rawName` keeps them so the

@@ -38,7 +38,8 @@ struct LocalUpload: UploadMethod {
         let bytes: Int64
         do {
             bytes = try AtomicCopy.copy(
-                from: item.artifact, to: finalPath, replace: options.overwrite, observer: observer)
+                from: item.artifact, to: finalPath, replace: options.overwrite, observer: observer,
+                expected: item.validatedArtifact)
         } catch {
             throw ItemFailed(
                 stage: UploadStage.name,

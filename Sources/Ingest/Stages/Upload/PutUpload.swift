@@ -11,7 +11,8 @@ struct PutUpload: SignedURLUpload {
         for item: Item, url: String, headers: [(name: String, value: String)], contentType: String,
         scope: TemplateScope
     ) throws -> (request: HTTPRequest, expected: [Int]) {
-        var request = HTTPRequest(method: "PUT", url: url, headers: headers, body: try HTTPBody.file(item.artifact))
+        var request = HTTPRequest(
+            method: "PUT", url: url, headers: headers, body: HTTPBody(file: try item.sendableSlice()))
         if !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
             request.headers.append(("Content-Type", contentType))
         }

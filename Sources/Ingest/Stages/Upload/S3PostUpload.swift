@@ -21,7 +21,7 @@ struct S3PostUpload: SignedURLUpload {
             }?.1 ?? contentType)
         var request = HTTPRequest(
             method: "POST", url: url, headers: headers,
-            body: try HTTPBody.file(item.artifact, head: form.head, tail: form.tail))
+            body: HTTPBody(head: form.head, file: try item.sendableSlice(), tail: form.tail))
         request.headers.append(("Content-Type", "multipart/form-data; boundary=\(form.boundary)"))
         let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
         let expected = options.expect ?? [declared ?? 204]

@@ -60,7 +60,8 @@ struct S3Upload: UploadMethod {
         // The journal's SHA-256 comes from the pass that reads the file to hash or send it (see S3UploadDigests).
         let result = try s3.upload(
             path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
-            fileSHA256: wantsHash, progress: { context.reportProgress(done: $0, total: total) },
+            fileSHA256: wantsHash, expected: item.validatedArtifact,
+            progress: { context.reportProgress(done: $0, total: total) },
             cancellation: context.cancellation, logger: context.logger, timings: context.timings)
         if wantsHash, let sha256 = result.sha256 {
             item.knownSHA256 = sha256

@@ -85,8 +85,8 @@ enum Firestore {
     /// What a refused Firestore call adds to its message: for 401, that the token was refused.
     static func hint(status: Int) -> String {
         status == 401
-            ? " (the Bearer token was refused: a Firebase ID token expires an hour after it was issued; "
-                + "put a fresh one in the variable the pipeline reads, then run again: finished files are skipped)"
+            ? " (the ID token was refused: a Firebase ID token expires an hour after it is issued; put a fresh "
+                + "one in the variable the pipeline reads and run again: finished files are skipped)"
             : ""
     }
 }

@@ -167,6 +167,45 @@ import Testing
         #expect(try Self.jobs(backend).isEmpty)
     }
 
+    /// `save` keeps an earlier answer as a JSON sidecar (seed 002's ticket here), redacted as reports are; a download
+    /// past `max_bytes` fails the file and writes nothing, not even the sidecar.
+    @Test(arguments: [false, true])
+    func saveWritesSidecarsWholeOrNotAtAll(capped: Bool) throws {
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let folder = try TemporaryFolder("save-sidecar")
+        defer { folder.remove() }
+        try copySample("good/photo.jpg", to: folder.path + "/in/van.jpg")
+        try folder.file(
+            "sidecar.yml",
+            """
+            version: 1
+            name: sidecar
+            stages:
+              - request: { url: "${API}/upload-url", json: { file_extension: jpg }, as: ticket }
+              - save:
+                  to: "{{dir.name}}-results"
+                  files:
+                    "{{file.stem}}.ticket.json": { json: "{{ticket}}" }
+                    "state/{{file.stem}}.txt": { url: "${API}/_state" }
+                  max_bytes: \(capped ? "10" : "1MiB")
+            """)
+        let result = try Self.run(["run", "sidecar.yml", "in"], in: folder, ["API": backend.base])
+        let sidecar = folder.path + "/in-results/van.ticket.json"
+        if capped {
+            #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("save.max_bytes: GET "), "\(result.stdout)")
+            #expect(result.stdout.contains("gave more than max_bytes 10 B; nothing was written"), "\(result.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: sidecar))
+        } else {
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            let text = try String(contentsOfFile: sidecar, encoding: .utf8)
+            #expect(text.contains("\"image_key\": \"uploads/"), "\(text)")
+            #expect(text.contains("X-Amz-Signature=REDACTED"), "\(text)")
+            #expect(FileManager.default.fileExists(atPath: folder.path + "/in-results/state/van.txt"))
+        }
+    }
+
     static func holdJobs(_ backend: FixtureBackend, _ hold: Bool) throws {
         var request = HTTPRequest(
             method: "POST", url: backend.base + "/_jobs", body: .bytes(Array(#"{"hold": \#(hold)}"#.utf8)))

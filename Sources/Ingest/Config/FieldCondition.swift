@@ -19,8 +19,7 @@ public struct FieldCondition: OptionValue, Sendable, Equatable, CustomStringConv
         }
         entries = try pairs.map { pair in
             let path = try String(from: pair.key)
-            if path.isEmpty || path.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
-            {
+            if path.isEmpty || path.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
                 throw pair.key.error("'\(path)' is not a dotted field path such as fields.status")
             }
             let values: [String]

@@ -64,8 +64,8 @@ enum Firestore {
         return .object(document)
     }
 
-    /// The database part of a `…/v1/projects/P/databases/D/documents:commit` URL (`projects/P/databases/D/documents`),
-    /// which a document's full name starts with; nil for any other URL.
+    /// The database part of a `…/v1/projects/P/databases/D/documents:commit` URL
+    /// (`projects/P/databases/D/documents`), which a document's full name starts with; nil for any other URL.
     static func documentsRoot(ofCommitURL url: String) -> String? {
         let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
         guard path.hasSuffix("/documents:commit"), let v1 = path.range(of: "/v1/projects/") else { return nil }

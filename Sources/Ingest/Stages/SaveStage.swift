@@ -15,7 +15,8 @@ public struct SaveStage: Stage {
 
         public static var fields: [OptionField<Source>] {
             [
-                OptionField("url", \.url, doc: "Download this URL (`{{analysis.fields.result_urls.coach_summary_url}}`)."),
+                OptionField(
+                    "url", \.url, doc: "Download this URL (`{{analysis.fields.result_urls.coach_summary_url}}`)."),
                 OptionField("json", \.json, doc: "Write this value as JSON (`\"{{analysis}}\"`), redacted."),
             ]
         }
@@ -164,10 +165,11 @@ public struct SaveStage: Stage {
                 renewed = true
                 continue
             }
+            let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
             throw ItemFailed(
                 stage: Self.name, rule: .status,
-                message: "\(shown) answered \(ServerMessage.statusLine(response.status))"
-                    + "\(outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : "")\(said); nothing was written",
+                message: "\(shown) answered \(ServerMessage.statusLine(response.status))\(attempts)\(said); "
+                    + "nothing was written",
                 expected: "2xx", actual: String(response.status))
         }
     }

@@ -12,7 +12,10 @@ import Testing
     static let shipped: [(file: String, variables: [String])] = [
         ("crowd-geotag.yml", ["S3_ENDPOINT", "S3_BUCKET", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]),
         ("hockey-video-analyze.yml", ["PUCKBUDDY_API", "PUCKBUDDY_USER_ID"]),
-        ("hockey-video-signed-put.yml", ["PUCKBUDDY_BACKEND", "PUCKBUDDY_USER_ID", "FIREBASE_PROJECT", "FIREBASE_TOKEN"]),
+        (
+            "hockey-video-signed-put.yml",
+            ["PUCKBUDDY_BACKEND", "PUCKBUDDY_USER_ID", "FIREBASE_PROJECT", "FIREBASE_TOKEN"]
+        ),
         ("preflight.yml", []),
         ("vehicle-photos.yml", ["DISCERNER_API"]),
         ("vet-audio.yml", ["HELPPET_API", "HELPPET_TOKEN"]),

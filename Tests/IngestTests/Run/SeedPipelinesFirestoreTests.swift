@@ -162,7 +162,9 @@ import Testing
         let result = try Self.run(["run", Self.pipeline, "in"], in: folder, Self.environment(backend, token: expired))
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("answered 401 Unauthorized: Request had invalid authentication credentials"))
-        #expect(result.stdout.contains("(the ID token was refused: a Firebase ID token expires an hour after it is issued"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains("(the ID token was refused: a Firebase ID token expires an hour after it is issued"),
+            "\(result.stdout)")
         #expect(!(result.stdout + result.stderr).contains(expired))
         #expect(try Self.jobs(backend).isEmpty)
     }

@@ -169,6 +169,51 @@ import Testing
         #expect(try Self.jobs(backend).isEmpty)
     }
 
+    /// A job still running at `timeout` fails the file (`poll.timeout`), `ingest status` says so, and the next run
+    /// waits for the same job (created once) until it ends.
+    @Test func aJobStillRunningAtTheTimeoutIsWaitedForAgainNextRun() throws {
+        let backend = try Self.backend()
+        defer { backend.stop() }
+        let folder = try TemporaryFolder("poll-timeout")
+        defer { folder.remove() }
+        try copySample("good/plain.mov", to: folder.path + "/in/shift.mov")
+        try folder.file(
+            "wait.yml",
+            """
+            version: 1
+            name: wait
+            stages:
+              - request:
+                  url: "${FIRESTORE_URL}/v1/projects/pb/databases/(default)/documents:commit"
+                  headers: { Authorization: "Bearer ${FIREBASE_TOKEN}" }
+                  firestore:
+                    document: "jobs/{{uuid}}"
+                    fields: { storagePath: "users/u/{{file.name}}", status: queued, progress: 0 }
+                  as: job
+              - poll:
+                  url: "${FIRESTORE_URL}/v1/projects/pb/databases/(default)/documents/jobs/{{job.id}}"
+                  headers: { Authorization: "Bearer ${FIREBASE_TOKEN}" }
+                  format: firestore
+                  until: { fields.status: [completed, failed] }
+                  fail_when: { fields.status: failed }
+                  error: fields.error
+                  interval: 0.1s
+                  timeout: 0.6s
+            """)
+        let environment = Self.environment(backend)
+        try Self.holdJobs(backend, true)
+        let first = try Self.run(["run", "wait.yml", "in"], in: folder, environment)
+        #expect(first.status == 1, "\(first.stdout)\(first.stderr)")
+        #expect(first.stdout.contains("poll.timeout: the job is still queued after "), "\(first.stdout)")
+        let status = try Self.run(["status"], in: folder, [:])
+        #expect(status.stdout.contains("the next run waits for the same job again"), "\(status.stdout)")
+        try Self.holdJobs(backend, false)
+        let second = try Self.run(["run", "wait.yml", "in"], in: folder, environment)
+        #expect(second.stdout.contains("poll.failed: the job ended as failed: no video stored at users/u/shift.mov"))
+        #expect(try Self.firestoreCount(backend, "commits") == 1)
+        #expect(try Self.jobs(backend).count == 1)
+    }
+
     /// `save` keeps an earlier answer as a JSON sidecar (seed 002's ticket here), redacted as reports are; a download
     /// past `max_bytes` fails the file and writes nothing, not even the sidecar.
     @Test(arguments: [false, true])

@@ -107,6 +107,9 @@ struct StatusCommand: ParsableCommand {
 /// Why a `running` file is unfinished: the stage a killed run was in.
 func interruption(_ record: JournalRecord, journal: any JournalStore) throws -> String {
     let started = try journal.stages(fileID: record.id).last { $0.status == .started }
+    if started?.name == PollStage.name {
+        return "its job was still running (interrupted while waiting in stage poll); the next run waits for it again"
+    }
     return started.map { "interrupted in stage \($0.name); the next run repeats that stage" }
         ?? "interrupted; the next run redoes it"
 }

@@ -19,6 +19,8 @@ Callbacks (001 analyze-video, 002 analyze, 003 complete) are idempotent as a rea
   is refused with 409 {"detail": "…already…"}. "callbacks" counts the accepted ones, "callback_repeats" the refused
   repeats (per endpoint; 003's without the visit id). With --accept-repeats the backend is one that does not refuse
   a repeat: it is answered as the first call was (200) and counted under "callback_repeats" only.
+000      Firestore REST (/v1/projects/P/databases/(default)/documents…), its analysis worker and the signed result
+         texts (/results/…): see firestore.py; --firebase-token TOKEN, --job-step SECONDS
 Upload targets:
   PUT  /signed/<path>?expires=<epoch>&sig=<hmac>   signed with the fixture's own HMAC; 403 "Request has expired"
   PUT  /<bucket>/<key>?X-Amz-...                   with --s3: a SigV4 presigned URL (Content-Type signed when the
@@ -93,6 +95,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+import firestore
 import gate
 import signed_urls
 import url_echo
@@ -120,7 +123,8 @@ FAULTS = []
 BEARER = None
 UPSTREAM = None           # "host:port" of a server that unmatched requests are forwarded to
 S3_POST = None            # {"endpoint", "bucket", "access_key", "secret_key", "region"} for real presigned POSTs
-FIXTURE_ROUTES = ("/_state", "/_faults", "/signed/", "/s3post/", "/fixture/", "/api/", "/upload-url", "/analyze")
+FIXTURE_ROUTES = ("/_state", "/_faults", "/signed/", "/s3post/", "/fixture/", "/api/", "/upload-url", "/analyze",
+                  "/v1/", "/results/", "/_jobs")
 URL_TTL = 900
 URL_STYLE = "aws"         # --url-style: the query form of /signed/ URLs (aws, gcs, gcs-v2, azure)
 S3 = None                 # --s3: signed URLs are SigV4 presigned PUTs forwarded to this S3 server
@@ -470,8 +474,11 @@ class Handler(BaseHTTPRequestHandler):
         self.note_proxy()
         if path == "/_state":
             with LOCK:
-                snapshot = json.dumps(STATE)
+                snapshot = json.dumps(dict(STATE, firestore=firestore.snapshot()))
             self.send(200, snapshot)
+            return
+        if path.startswith(("/v1/", "/results/")) and (self.apply_fault(take_fault("GET", path)) or
+                                                       firestore.route(self, "GET", path, self.read_json)):
             return
         match = re.fullmatch(r"/api/v1/visit-transcripts/audio/playback/([^/]+)", path)
         if match:
@@ -642,6 +649,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.s3_post_object(urlsplit(self.path))
         if path.startswith("/s3post/"):
             return self.s3_post(path[len("/s3post/"):])
+        if path.startswith(("/v1/", "/_jobs")):                # seed 000's Firestore (firestore.py)
+            fault = take_fault("POST", path)
+            if fault and fault.get("action") in ("act_then_reset", "act_then_hang"):
+                self.act_fault = fault
+            elif self.apply_fault(fault):
+                return
+            if firestore.route(self, "POST", path, self.read_json):
+                return
         fault = take_fault("POST", path)
         if fault and fault.get("action") == "conflict":
             self.drain()
@@ -939,6 +954,8 @@ def main():
     parser.add_argument("--s3-access-key")
     parser.add_argument("--s3-secret-key")
     parser.add_argument("--s3-region", default="us-east-1")
+    parser.add_argument("--firebase-token", help="seed 000's Firestore accepts only this Bearer token")
+    parser.add_argument("--job-step", type=float, default=0.3, help="seconds between two steps of an analysis job")
     parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve HTTPS with this PEM cert and key")
     args = parser.parse_args()
     # A test process may spawn us from a thread that blocks signals (libdispatch does); unblock them so SIGTERM
@@ -974,6 +991,9 @@ def main():
     with open(temporary, "w") as handle:
         handle.write(str(server.server_address[1]))
     os.rename(temporary, args.port_file)
+    firestore.CONFIG["base"] = "%s://127.0.0.1:%d" % (SCHEME, server.server_address[1])
+    firestore.configure(args.firebase_token, args.job_step, URL_TTL, lambda path: stored_size(path) is not None,
+                        SECRET)
     print(server.server_address[1], flush=True)
     try:
         server.serve_forever()

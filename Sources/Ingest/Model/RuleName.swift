@@ -74,6 +74,8 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let required = RuleName("required")
     public static let csv = RuleName("csv")
     public static let local = RuleName("local")
+    /// `poll`: the job ended in a state `fail_when` names.
+    public static let failed = RuleName("failed")
 
     // The run and its journal.
     public static let interrupted = RuleName("interrupted")

@@ -135,9 +135,13 @@ struct FileRun {
     }
 
     private func context(for configured: ConfiguredStage, at position: Int) -> StageContext {
-        StageContext(
+        var context = StageContext(
             settings: runner.settings, resultName: configured.resultName, progress: reportBytes, position: position,
             cancellation: runner.cancellation)
+        if let progress = runner.progress {
+            context.status = { @Sendable [id] text in progress.note(id, text) }
+        }
+        return context
     }
 
     /// Ends the file: journals how it ended, then reports it.

@@ -9,6 +9,8 @@ public final class RunProgress: @unchecked Sendable {
         public var stage: String
         public var bytesDone: Int64
         public var bytesTotal: Int64?
+        /// What a waiting stage last said (`processing 40%`).
+        public var note: String? = nil
     }
 
     public struct Snapshot: Sendable {
@@ -43,8 +45,12 @@ public final class RunProgress: @unchecked Sendable {
             active[id]?.stage = name
             active[id]?.bytesDone = 0
             active[id]?.bytesTotal = nil
+            active[id]?.note = nil
         }
     }
+
+    /// A waiting stage says where its job stands (`processing 40%`).
+    public func note(_ id: Int, _ text: String) { lock.withLock { active[id]?.note = text } }
 
     /// A stage moving bytes reports how far it got (e.g. from curl's progress callback).
     public func bytes(_ id: Int, done: Int64, total: Int64?) {
@@ -160,6 +166,7 @@ public final class ProgressDisplay: @unchecked Sendable {
                 line += " / \(ByteSize.format(total)) (\(active.bytesDone * 100 / total)%)"
             }
         }
+        if let note = active.note { line += "  " + TerminalText.escaped(note) }
         return line
     }
 

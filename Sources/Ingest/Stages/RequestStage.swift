@@ -13,6 +13,7 @@ public struct RequestStage: Stage {
         public var url = Template.empty
         public var headers = HeaderTemplates()
         public var json: TemplateValue?
+        public var firestore: FirestoreWrite?
         public var timeout = DurationValue(seconds: 60)
         public var expect: [Int]?
         public var onConflict = ConflictPolicy.fail
@@ -34,6 +35,13 @@ public struct RequestStage: Stage {
                     doc:
                         "Body template sent as JSON; a string that is exactly one `{{x}}` keeps x's type (numbers, objects)."
                 ),
+                OptionField(
+                    "firestore", \.firestore,
+                    doc:
+                        "Instead of `json:`, a Firestore commit (`url` ending in `documents:commit`) that creates "
+                        + "`document` from plain `fields`, sets `server_timestamps`, and requires that it does not "
+                        + "exist yet; Firestore's ALREADY_EXISTS for that same document counts as done. The answer "
+                        + "kept under `as:` is the document's `name` and `id`."),
                 OptionField(
                     "timeout", \.timeout, range: DurationValue.timeoutRange,
                     doc: "Limit for one attempt, response included.", default: "60s"),
@@ -78,6 +86,9 @@ public struct RequestStage: Stage {
             }
             if json != nil && ["GET", "HEAD"].contains(method.uppercased()) {
                 throw node.error("a \(method.uppercased()) request cannot carry a json body")
+            }
+            if firestore != nil && (json != nil || method.uppercased() != "POST") {
+                throw node.error("firestore: is a POST body of its own: leave out json and method")
             }
             for status in expect ?? [] where !(100...599).contains(status) {
                 throw node.error("expect: \(status) is not an HTTP status")
@@ -135,6 +146,7 @@ public struct RequestStage: Stage {
             return .proceed
         }
         let request = try makeRequest(scope)
+        let document = try options.firestore?.commit(url: request.url, scope: scope, stage: Self.name).name
         var exchange = Exchange(
             stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
             logger: context.logger, timings: context.timings)
@@ -152,7 +164,8 @@ public struct RequestStage: Stage {
         let response = outcome.response
         let expected = options.expect.map { $0.contains(response.status) } ?? (200...299).contains(response.status)
         // A 409 counted as done: the server already has this call (a repeat after a crash or a lost answer).
-        let alreadyDone = !expected && response.status == 409 && options.onConflict == .done
+        let exists = document.map { Firestore.alreadyExists(response, name: $0) } ?? false
+        let alreadyDone = !expected && response.status == 409 && (options.onConflict == .done || exists)
         if !expected && !alreadyDone {
             return try unexpectedStatus(outcome, to: request, context: context)
         }
@@ -160,7 +173,9 @@ public struct RequestStage: Stage {
             let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
             item.addNote("already done: the server answered \(ServerMessage.statusLine(409))\(said)")
         }
-        if let name = context.resultName {
+        if let name = context.resultName, let document {
+            keepFirestoreAnswer(response, name: document, as: name, on: item)
+        } else if let name = context.resultName {
             try keepAnswer(response, to: request, as: name, alreadyDone: alreadyDone, on: item)
         }
         if !options.report.isEmpty {
@@ -178,8 +193,10 @@ public struct RequestStage: Stage {
             request.headers.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
         }
         if !hasHeader("Accept") { request.headers.append(("Accept", "application/json")) }
-        if let json = options.json {
-            request.body = .bytes(Array(try json.render(scope).serialized().utf8))
+        if let body = try options.firestore?.commit(url: request.url, scope: scope, stage: Self.name).body
+            ?? options.json?.render(scope)
+        {
+            request.body = .bytes(Array(body.serialized().utf8))
             if !hasHeader("Content-Type") { request.headers.append(("Content-Type", "application/json")) }
         }
         request.timeout = options.timeout.seconds
@@ -214,7 +231,7 @@ public struct RequestStage: Stage {
             stage: Self.name, rule: .status,
             message:
                 "\(request.method) \(Redaction.url(request.url)) answered \(ServerMessage.statusLine(response.status))"
-                + "\(attempts)\(said)\(why)",
+                + "\(attempts)\(said)\(why)\(options.firestore == nil ? "" : Firestore.hint(status: response.status))",
             expected: options.expect.map { $0.map(String.init).joined(separator: ", ") } ?? "2xx",
             actual: String(response.status))
     }

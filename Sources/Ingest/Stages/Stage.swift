@@ -9,6 +9,8 @@ public struct StageContext: Sendable {
 
     /// Where a stage that moves bytes (an upload, a transcode) says how far it got, for the live display.
     public var progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)?
+    /// Where a stage that waits (`poll`) says what it is waiting on (`processing 40%`), for the live display.
+    public var status: (@Sendable (String) -> Void)?
 
     /// The stage's place in the run (0 for the first), set by the runner; nil when a stage is run on its own.
     public var position: Int?
@@ -51,6 +53,9 @@ public struct StageContext: Sendable {
 
     /// Reports bytes done (of `total`, when known) for the current stage; a no-op when nothing displays progress.
     public func reportProgress(done: Int64, total: Int64?) { progress?(done, total) }
+
+    /// Shows `text` beside the file in the live display; a no-op when nothing displays progress.
+    public func reportStatus(_ text: String) { status?(text) }
 }
 
 /// One step of a pipeline. A stage is one file: its options type (which drives decoding, docs and the schema),

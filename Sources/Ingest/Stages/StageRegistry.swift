@@ -46,6 +46,8 @@ public enum StageRegistry {
         StageDescriptor(VideoStage.self),
         StageDescriptor(RequestStage.self),
         StageDescriptor(UploadStage.self),
+        StageDescriptor(PollStage.self),
+        StageDescriptor(SaveStage.self),
     ]
 
     public static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }

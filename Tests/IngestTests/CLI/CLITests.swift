@@ -130,7 +130,10 @@ import Testing
             "vet-audio", "good/voice.m4a", "3f2a9c1e-8b4d-4e6f-9a7b-1c2d3e4f5a6b/visit.m4a",
             ["HELPPET_API", "HELPPET_TOKEN"]
         ),
-        ("hockey-video-signed-put", "good/plain.mov", "game/plain.mov", ["PUCKBUDDY_BACKEND", "PUCKBUDDY_USER_ID"]),
+        (
+            "hockey-video-signed-put", "good/plain.mov", "game/plain.mov",
+            ["PUCKBUDDY_BACKEND", "PUCKBUDDY_USER_ID", "FIREBASE_PROJECT", "FIREBASE_TOKEN"]
+        ),
     ])
     func seedPipelinesValidateWithoutNetworkVariables(
         pipeline: String, sample: String, relativePath: String, variables: [String]

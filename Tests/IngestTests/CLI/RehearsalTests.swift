@@ -126,9 +126,25 @@ struct RehearsalTests {
             "signed.test.yml",
             """
             pipeline: \(TestPaths.root)/pipelines/hockey-video-signed-put.yml
-            env: { PUCKBUDDY_BACKEND: "https://backend.example.test/api", PUCKBUDDY_USER_ID: u1 }
+            env:
+              PUCKBUDDY_BACKEND: "https://backend.example.test/api"
+              PUCKBUDDY_USER_ID: u1
+              FIREBASE_PROJECT: p1
+              FIREBASE_TOKEN: t1
             stubs:
-              ticket: { status: 200, json: { upload_url: "https://storage.example.test/v.mov?X-Goog-Signature=s1" } }
+              ticket:
+                status: 200
+                json: { upload_url: "https://storage.example.test/v.mov?X-Goog-Signature=s1", storage_path: u1/v.mov }
+              analysis:
+                json:
+                  name: projects/p1/databases/(default)/documents/jobs/j1
+                  fields:
+                    status: { stringValue: completed }
+                    result_urls:
+                      mapValue:
+                        fields:
+                          parent_summary_url: { stringValue: "https://storage.example.test/p.txt" }
+                          coach_summary_url: { stringValue: "https://storage.example.test/c.txt" }
             cases:
               - name: right
                 input: \(TestPaths.root)/Samples/good/plain.mov

@@ -12,7 +12,10 @@ import Testing
     static let shipped: [(file: String, variables: [String])] = [
         ("crowd-geotag.yml", ["S3_ENDPOINT", "S3_BUCKET", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]),
         ("hockey-video-analyze.yml", ["PUCKBUDDY_API", "PUCKBUDDY_USER_ID"]),
-        ("hockey-video-signed-put.yml", ["PUCKBUDDY_BACKEND", "PUCKBUDDY_USER_ID"]),
+        (
+            "hockey-video-signed-put.yml",
+            ["PUCKBUDDY_BACKEND", "PUCKBUDDY_USER_ID", "FIREBASE_PROJECT", "FIREBASE_TOKEN"]
+        ),
         ("preflight.yml", []),
         ("vehicle-photos.yml", ["DISCERNER_API"]),
         ("vet-audio.yml", ["HELPPET_API", "HELPPET_TOKEN"]),
@@ -24,6 +27,7 @@ import Testing
         "PUCKBUDDY_API": "https://api.example.com", "PUCKBUDDY_USER_ID": "user-1",
         "PUCKBUDDY_BACKEND": "https://api.example.com/api", "DISCERNER_API": "https://discern.example.com",
         "HELPPET_API": "https://helppet.example.com", "HELPPET_TOKEN": "jwt-example",
+        "FIREBASE_PROJECT": "puck-buddy", "FIREBASE_TOKEN": "firebase-id-token-example",
     ]
 
     func pipeline(_ file: String) -> String { TestPaths.root + "/pipelines/" + file }

@@ -13,11 +13,17 @@ import Testing
     /// that look like one), so the test follows new pipelines without a list to keep up to date.
     static func environment(for file: String) throws -> [String: String] {
         let text = try String(contentsOfFile: file, encoding: .utf8)
-        let pattern = try NSRegularExpression(pattern: "\\$\\{([A-Za-z_][A-Za-z0-9_]*)")
+        let pattern = try NSRegularExpression(pattern: "\\$\\{([A-Za-z_][A-Za-z0-9_]*)(:?-)?")
         var environment: [String: String] = [:]
-        for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+        let matches = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text))
+        // A variable only ever given with a default (`${POLL_INTERVAL:-5s}`) is left unset: the default is what a
+        // user gets, and a made-up value would not be a duration.
+        let defaulted = { (match: NSTextCheckingResult) in match.range(at: 2).location != NSNotFound }
+        for match in matches {
             guard let range = Range(match.range(at: 1), in: text) else { continue }
             let name = String(text[range])
+            let occurrences = matches.filter { Range($0.range(at: 1), in: text).map { text[$0] } == text[range] }
+            if occurrences.allSatisfy(defaulted) { continue }
             // An optional file (`${PETS_MANIFEST:-}`) is left unset: a made-up path would not open.
             if name.uppercased().hasSuffix("MANIFEST") { continue }
             let looksLikeURL = ["API", "URL", "ENDPOINT", "HOST"].contains { name.uppercased().contains($0) }

@@ -148,6 +148,16 @@ import Testing
 
     // MARK: - Seed 000: hockey-video-signed-put.yml
 
+    /// Seed 000's Firestore and analysis worker are the fixture's; the feedback goes to the test's folder (the inputs
+    /// include Samples/, which must stay as committed).
+    static func firestoreEnvironment(_ backend: FixtureBackend, _ folder: TemporaryFolder) -> [String: String] {
+        [
+            "FIRESTORE_URL": backend.base, "FIREBASE_PROJECT": "puck-buddy", "FIREBASE_TOKEN": "id-token",
+            "PUCKBUDDY_POLL_INTERVAL": "0.1s", "PUCKBUDDY_POLL_MAX_INTERVAL": "0.2s",
+            "PUCKBUDDY_FEEDBACK_DIR": folder.path + "/feedback",
+        ]
+    }
+
     @Test func hockeySignedPutDeliversEveryGoodMovieOnce() throws {
         let backend = try Self.backend()
         let folder = try TemporaryFolder("seed000")
@@ -155,7 +165,8 @@ import Testing
         let generated = try makeGeneratedMovies(in: folder)
         let (result, reports) = try run(
             "hockey-video-signed-put.yml", [Self.samples, generated], in: folder,
-            environment: ["PUCKBUDDY_BACKEND": backend.base + "/api", "PUCKBUDDY_USER_ID": "uid-42"])
+            environment: Self.firestoreEnvironment(backend, folder).merging(
+                ["PUCKBUDDY_BACKEND": backend.base + "/api", "PUCKBUDDY_USER_ID": "uid-42"]) { $1 })
         #expect(result.status == 1, "bad samples fail: \(result.stdout)\(result.stderr)")
         let passed = try expectHockeyDelivery(
             reports, generated: generated, backend: backend, contentType: "video/quicktime", folder: folder)
@@ -169,6 +180,11 @@ import Testing
             #expect((facts(report)["ticket"] as? [String: Any])?["storage_path"] as? String == "users/uid-42/\(name)")
         }
         #expect(try backend.counts("callbacks").isEmpty)
+        // Each delivered movie's job ran and its feedback was saved (in PUCKBUDDY_FEEDBACK_DIR: Samples/ stays as is).
+        for name in passed.keys {
+            let stem = (name as NSString).deletingPathExtension
+            #expect(FileManager.default.fileExists(atPath: folder.path + "/feedback/\(stem).coach.txt"), "\(name)")
+        }
         // The report keeps the ticket without the URL's signature.
         let text = String(data: try JSONSerialization.data(withJSONObject: Array(reports.values)), encoding: .utf8)!
         #expect(text.contains("X-Amz-Signature=REDACTED"))
@@ -188,7 +204,8 @@ import Testing
         let movies = try (1...3).map { try makeMovie(folder.path + "/in/clip\($0).mov", seconds: $0) }
         let (result, reports) = try run(
             "hockey-video-signed-put.yml", [folder.path + "/in"], in: folder,
-            environment: ["PUCKBUDDY_BACKEND": backend.base + "/api", "PUCKBUDDY_USER_ID": "uid-7"])
+            environment: Self.firestoreEnvironment(backend, folder).merging(
+                ["PUCKBUDDY_BACKEND": backend.base + "/api", "PUCKBUDDY_USER_ID": "uid-7"]) { $1 })
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)\(reports)")
         #expect(reports.values.allSatisfy { $0["status"] as? String == "passed" })
         let statuses = try backend.requests().map { "\($0[0]) \($0[1]) \($0[2])" }

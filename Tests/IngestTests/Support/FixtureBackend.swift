@@ -23,10 +23,13 @@ final class FixtureBackend {
     /// `acceptRepeats`: a backend that does not refuse a repeated callback with 409 but acts on it again (200),
     /// counting it under `callback_repeats`.
     /// `urlStyle`: the form of the signed URLs it hands out (`aws`, `gcs`, `gcs-v2`, `azure`; default `aws`).
+    /// `firebaseToken`: the one Bearer token seed 000's Firestore accepts (any when nil); `jobStep`: seconds between
+    /// two steps of its analysis jobs (default 0.3).
     init(
         faults: String = "[]", bearer: String? = nil, s3: SeaweedFS? = nil, bucket: String = "ingest-seeds",
         upstream: String? = nil, s3Post: (server: SeaweedFS, bucket: String)? = nil, urlTTL: Int? = nil,
-        tls: (cert: String, key: String)? = nil, acceptRepeats: Bool = false, urlStyle: String? = nil
+        tls: (cert: String, key: String)? = nil, acceptRepeats: Bool = false, urlStyle: String? = nil,
+        firebaseToken: String? = nil, jobStep: Double? = nil
     ) throws {
         scheme = tls == nil ? "http" : "https"
         var s3Arguments: [String] = []
@@ -51,6 +54,7 @@ final class FixtureBackend {
             + (urlTTL.map { ["--url-ttl", String($0)] } ?? []) + (tls.map { ["--tls", $0.cert, $0.key] } ?? [])
             + (acceptRepeats ? ["--accept-repeats"] : [])
             + (urlStyle.map { ["--url-style", $0] } ?? [])
+            + (firebaseToken.map { ["--firebase-token", $0] } ?? []) + (jobStep.map { ["--job-step", "\($0)"] } ?? [])
             + (s3Post.map {
                 [
                     "--s3-post", "\($0.server.endpoint)/\($0.bucket)", "--s3-access-key", $0.server.accessKey,

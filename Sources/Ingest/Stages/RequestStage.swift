@@ -110,6 +110,9 @@ public struct RequestStage: Stage {
         return try perform(item, context: context, verifying: context.mayHaveRunBefore)
     }
 
+    /// A call with `verify:` that a killed run cut short is verified only once it cannot still be in flight.
+    public var settleSeconds: Double? { options.verify.map { $0.settle?.seconds ?? options.timeout.seconds } }
+
     /// A ticket reused from the journal may have expired since: an upload can still ask for a fresh one.
     public func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }
 

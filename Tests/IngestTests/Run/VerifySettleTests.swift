@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import Ingest
+
+/// A call the journal shows as cut short is verified only once it cannot still be in flight. Seed 003 (vet-audio)
+/// against a backend that takes 0.4–0.8 s to handle each `complete` and acts on a repeat (`--accept-repeats`):
+/// each run is killed (`kill -9`) while a complete is being handled and the next starts at once. Without the settle
+/// wait, the new run's `verify` GET came before the server had acted (404) and the complete was sent again.
+@Suite(.serialized) struct VerifySettleTests {
+    static let complete = "/api/v1/visit-transcripts/audio/upload/complete"
+    static let files = 6
+
+    /// vet-audio.yml with `settle: 1s` on its complete's `verify` (the default, the call's 60 s timeout, is for
+    /// real backends).
+    static func pipeline(in folder: TemporaryFolder) throws -> String {
+        let text = try String(contentsOfFile: TestPaths.root + "/pipelines/vet-audio.yml", encoding: .utf8)
+        let settled = text.replacingOccurrences(
+            of: "        expect: [200]\n", with: "        expect: [200]\n        settle: 1s\n")
+        try #require(settled != text, "vet-audio.yml's verify block changed: settle not inserted")
+        return try folder.file("vet-audio.yml", settled)
+    }
+
+    /// Completes the backend began to handle but has not yet acted on (accepted or counted as a repeat).
+    static func completesInFlight(_ backend: FixtureBackend) -> Int {
+        guard let state = try? backend.state() else { return 0 }
+        let delayed = (state["delayed"] as? [String: Int])?[complete + "/"] ?? 0
+        let acted =
+            ((state["callbacks"] as? [String: Int])?[complete] ?? 0)
+            + ((state["callback_repeats"] as? [String: Int])?[complete] ?? 0)
+        return delayed - acted
+    }
+
+    @Test func killedWhileCompletesAreHandledAndRestartedAtOnceRepeatsNoCall() throws {
+        let backend = try FixtureBackend(bearer: "vet-jwt", acceptRepeats: true)
+        defer { backend.stop() }
+        let folder = try TemporaryFolder("verify-settle")
+        defer { folder.remove() }
+        try backend.setFaults(
+            #"[{"method": "POST", "path": "\#(Self.complete)/", "action": "delay", "seconds": 0.4, "#
+                + #""max_seconds": 0.8, "times": 1000}]"#)
+        for _ in 0..<Self.files {
+            try copySample("good/voice.m4a", to: folder.path + "/in/\(UUID().uuidString.lowercased())/visit.m4a")
+        }
+        let pipeline = try Self.pipeline(in: folder)
+        let environment = SeedPipelinesCallbackCrashTests.environment(backend)
+        // One worker: a kill lands while a complete is handled, never while another file's ticket is asked for
+        // (a lost ticket is a different story: SeedPipelinesCallbackCrashTests).
+        let arguments = ["run", pipeline, "in", "--concurrency", "1", "-q"]
+        var kills = 0
+        var inFlight = false
+        for _ in 0..<Self.files {
+            let process = try startIngest(arguments, in: folder.path, environment: environment)
+            inFlight = false
+            for _ in 0..<400 where process.isRunning {  // bounded: ~20 s
+                inFlight = Self.completesInFlight(backend) > 0
+                if inFlight { break }
+                usleep(20_000)
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if inFlight { kills += 1 }
+        }
+        #expect(kills >= 3, "only \(kills) runs were killed with a complete in flight")
+        let last = try runCommand(
+            TestPaths.ingest, ["run", pipeline, "in", "-v"], environment: environmentWithoutProxies(environment),
+            directory: folder.path)
+        #expect(last.status == 0, "\(last.stdout)\(last.stderr)")
+        #expect(try backend.counts("callbacks") == [Self.complete: Self.files])
+        #expect(try backend.counts("callback_repeats").isEmpty, "a complete was sent again")
+        #expect(try backend.objects().count == Self.files)
+        if inFlight {
+            // The killed run's complete was being handled a moment ago: the file waits, and the run says why.
+            #expect(last.stderr.contains(" waits "), "\(last.stderr)")
+            #expect(
+                last.stderr.contains("may still be in flight: verified once 1 s (settle) have passed"), "\(last.stderr)"
+            )
+        }
+    }
+}

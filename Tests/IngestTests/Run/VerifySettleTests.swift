@@ -4,24 +4,25 @@ import Testing
 @testable import Ingest
 
 /// A call the journal shows as cut short is verified only once it cannot still be in flight. Seed 003 (vet-audio)
-/// against a backend that takes 0.4–0.8 s to handle each `complete` and acts on a repeat (`--accept-repeats`):
+/// against a backend that takes 1.5–2.5 s to handle (the issue saw it at 0.15–0.3 s; longer here so a
+/// loaded machine's restart still comes before the server acts) each `complete` and acts on a repeat (`--accept-repeats`):
 /// each run is killed (`kill -9`) while a complete is being handled and the next starts at once. Without the settle
 /// wait, the new run's `verify` GET came before the server had acted (404) and the complete was sent again.
 @Suite(.serialized) struct VerifySettleTests {
     static let complete = "/api/v1/visit-transcripts/audio/upload/complete"
     static let files = 6
 
-    /// vet-audio.yml with `settle: 1s` on its complete's `verify` (the default, the call's 60 s timeout, is for
+    /// vet-audio.yml with `settle: 3s` on its complete's `verify` (the default, the call's 60 s timeout, is for
     /// real backends).
     static func pipeline(in folder: TemporaryFolder) throws -> String {
         let text = try String(contentsOfFile: TestPaths.root + "/pipelines/vet-audio.yml", encoding: .utf8)
         let settled = text.replacingOccurrences(
-            of: "        expect: [200]\n", with: "        expect: [200]\n        settle: 1s\n")
+            of: "        expect: [200]\n", with: "        expect: [200]\n        settle: 3s\n")
         try #require(settled != text, "vet-audio.yml's verify block changed: settle not inserted")
         return try folder.file("vet-audio.yml", settled)
     }
 
-    /// Completes the backend began to handle (each is held 0.4–0.8 s before it acts).
+    /// Completes the backend began to handle (each is held 1.5–2.5 s before it acts).
     static func completesBegun(_ backend: FixtureBackend) -> Int {
         guard let state = try? backend.state() else { return 0 }
         return (state["delayed"] as? [String: Int])?[complete + "/"] ?? 0
@@ -33,8 +34,8 @@ import Testing
         let folder = try TemporaryFolder("verify-settle")
         defer { folder.remove() }
         try backend.setFaults(
-            #"[{"method": "POST", "path": "\#(Self.complete)/", "action": "delay", "seconds": 0.4, "#
-                + #""max_seconds": 0.8, "times": 1000}]"#)
+            #"[{"method": "POST", "path": "\#(Self.complete)/", "action": "delay", "seconds": 1.5, "#
+                + #""max_seconds": 2.5, "times": 1000}]"#)
         for _ in 0..<Self.files {
             try copySample("good/voice.m4a", to: folder.path + "/in/\(UUID().uuidString.lowercased())/visit.m4a")
         }
@@ -71,7 +72,7 @@ import Testing
             // The killed run's complete was being handled a moment ago: the file waits, and the run says why.
             #expect(last.stderr.contains(" waits "), "\(last.stderr)")
             #expect(
-                last.stderr.contains("may still be in flight: verified once 1 s (settle) have passed"), "\(last.stderr)"
+                last.stderr.contains("may still be in flight: verified once 3 s (settle) have passed"), "\(last.stderr)"
             )
         }
     }

@@ -47,7 +47,7 @@ struct Exchange {
             let request = try makeRequest(attempt)
             let began = Date()
             var hops: [RedirectHop] = []
-            let result = try performFollowing(request, observer: observer, hops: &hops)
+            let result = try performFollowing(request, attempt: attempt, observer: observer, hops: &hops)
             if case .failure(.cancelled) = result { throw interrupted(during: request) }
             func log(_ next: Next) {
                 logAttempt(request, attempt: attempt, began: began, result: result, next: next, hops: hops)

@@ -81,9 +81,9 @@ extension Exchange {
     /// One attempt and the redirects it meets, followed as `follow_redirects` allows. Returns the last answer (or
     /// error) with the hops followed; a redirect the policy does not allow, or one past `RedirectHop.limit`, fails
     /// the file, naming the status and the target's origin. Every hop is logged (`-v`).
-    func performFollowing(_ request: HTTPRequest, observer: HTTPBodyObserver?, hops: inout [RedirectHop]) throws
-        -> Result<HTTPResponse, HTTPError>
-    {
+    func performFollowing(
+        _ request: HTTPRequest, attempt: Int, observer: HTTPBodyObserver?, hops: inout [RedirectHop]
+    ) throws -> Result<HTTPResponse, HTTPError> {
         var current = request
         hops = []
         while true {
@@ -96,7 +96,7 @@ extension Exchange {
             if let refusal = refusal(of: hop, count: hops.count) {
                 logHop(hop, followed: false)
                 timings?.request(
-                    stage: stage, method: request.method, url: request.url, attempts: 1, status: hop.status,
+                    stage: stage, method: request.method, url: request.url, attempts: attempt, status: hop.status,
                     redirects: hops.map(\.json))
                 throw ItemFailed(
                     stage: stage, rule: .redirect,

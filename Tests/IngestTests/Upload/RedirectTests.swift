@@ -10,8 +10,8 @@ import Testing
     static let size = 200_000
 
     /// A pipeline that PUTs each file to `url` with an `X-Api-Key` header (`policy` nil: the default).
-    static func putPipeline(_ url: String, policy: String?) -> String {
-        let follow = policy.map { ", follow_redirects: \($0)" } ?? ""
+    static func putPipeline(_ url: String, policy: String?, extra: String = "") -> String {
+        let follow = (policy.map { ", follow_redirects: \($0)" } ?? "") + extra
         return """
             version: 1
             name: redirects
@@ -66,6 +66,14 @@ import Testing
                 "answered 307 Temporary Redirect to \(origins.b)/sink/x (another origin, \(origins.b)): not followed, "
                     + "as follow_redirects is none"), "\(message)")
         #expect(try origins.sunk(at: "b").isEmpty, "the body went to the other origin")
+
+        // With plain http allowed, libcurl followed it, X-Api-Key included: still not followed.
+        let (allowed, _, allowedReport) = try run(
+            Self.putPipeline(
+                origins.hop(origins.a, 307, to: origins.b + "/sink/x"), policy: nil, extra: ", allow_http: true"))
+        #expect(allowed.status == 1, "\(allowed.stdout)\(allowed.stderr)")
+        #expect(failure(allowedReport).rule == "redirect", "\(allowedReport)")
+        #expect(try origins.sunk(at: "b").isEmpty, "the body and its X-Api-Key went to the other origin")
     }
 
     @Test func sameOriginFollowsWithinTheOriginAndRefusesAnother() throws {

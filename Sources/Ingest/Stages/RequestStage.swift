@@ -59,7 +59,7 @@ public struct RequestStage: Stage {
                 OptionField(
                     "verify", \.verify,
                     doc:
-                        "A read (`url`, `headers`, `expect`, `method`, `timeout`) sent first when the journal shows "
+                        "A read (`url`, `headers`, `expect`, `method`, `timeout`, `settle`) sent first when the journal shows "
                         + "this call as sent without an answer (a run killed mid-call, a PostgreSQL worker whose "
                         + "lease was taken over, a run that failed it), and before a retry after an answer lost to a "
                         + "dropped connection or a timeout: an expected status counts the call as done "

@@ -53,6 +53,8 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
                                                             and close without reading the rest
   {"action": "reset", "after_bytes": 65536}                 read part of the body, then RST the connection
   {"action": "delay", "seconds": 3}                         answer late (a slow server)
+  {"action": "delay", "seconds": 0.15, "max_seconds": 0.3}  handle it after a random 0.15–0.3 s (counted under
+                                                            "delayed" as the wait begins)
   {"action": "throttle", "bytes_per_second": 65536}         read the body slowly (a slow link), then answer
   {"action": "expired_ticket"}                              hand out a ticket whose URL has already expired
   {"action": "conflict"}                                    409 as 003's duplicate-recording answer
@@ -83,6 +85,7 @@ import hmac
 import http.client
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -118,6 +121,7 @@ STATE = {
     "signed": [],         # [method, path, query, x-amz-date] of each /fixture/ request
     "proxied": 0,         # requests that came through as to a proxy (absolute-form request line)
     "secrets": [],        # signatures, POST policies handed out: never to appear in an output
+    "delayed": {},        # fault path -> requests a "delay" fault began to hold (handled once it ends)
 }
 FAULTS = []
 BEARER = None
@@ -305,7 +309,9 @@ class Handler(BaseHTTPRequestHandler):
             self.reset(fault.get("after_bytes", 65536))
             return True
         if action == "delay":
-            time.sleep(fault.get("seconds", 2))
+            count("delayed", fault.get("path", ""))
+            low = fault.get("seconds", 2)
+            time.sleep(random.uniform(low, fault.get("max_seconds", low)))
             return False
         if action == "gate":
             gate.hold(fault, STATE, LOCK)

@@ -46,9 +46,12 @@ struct Exchange {
             // Built (and signed) after the waits, so its date is the moment it goes out.
             let request = try makeRequest(attempt)
             let began = Date()
-            let result = perform(request, observer: observer)
+            var hops: [RedirectHop] = []
+            let result = try performFollowing(request, attempt: attempt, observer: observer, hops: &hops)
             if case .failure(.cancelled) = result { throw interrupted(during: request) }
-            func log(_ next: Next) { logAttempt(request, attempt: attempt, began: began, result: result, next: next) }
+            func log(_ next: Next) {
+                logAttempt(request, attempt: attempt, began: began, result: result, next: next, hops: hops)
+            }
             switch try verdict(on: result, of: request, attempt: attempt, clock: clock, log: log) {
             case .finished(let response):
                 return Outcome(response: response, attempts: attempt)
@@ -143,8 +146,8 @@ struct Exchange {
             : "max_elapsed \(JSONValue.format(options.maxElapsed.seconds)) s"
     }
 
-    /// One transfer, registered with the run's cancellation while it is in flight.
-    private func perform(_ request: HTTPRequest, observer: HTTPBodyObserver?) -> Result<HTTPResponse, HTTPError> {
+    /// One transfer, registered with the run's cancellation while it is in flight (redirects are not followed).
+    func perform(_ request: HTTPRequest, observer: HTTPBodyObserver?) -> Result<HTTPResponse, HTTPError> {
         switch HTTPClient.shared.start(request, observer: observer) {
         case .failure(let error): return .failure(error)
         case .success(let transfer):

@@ -17,14 +17,16 @@ extension Exchange {
     /// Logs one attempt at `info` (and its response headers at `debug`): method, redacted URL, status or error,
     /// bytes, duration, and the retry with its reason (`503 …; retry 2/3 in 2.0 s`).
     func logAttempt(
-        _ request: HTTPRequest, attempt: Int, began: Date, result: Result<HTTPResponse, HTTPError>, next: Next
+        _ request: HTTPRequest, attempt: Int, began: Date, result: Result<HTTPResponse, HTTPError>, next: Next,
+        hops: [RedirectHop] = []
     ) {
         if case .retry = next {
         } else {
             var status: Int?
             if case .success(let response) = result { status = response.status }
             timings?.request(
-                stage: stage, method: request.method, url: request.url, attempts: attempt, status: status)
+                stage: stage, method: request.method, url: request.url, attempts: attempt, status: status,
+                redirects: hops.map(\.json))
         }
         guard let logger, logger.logLevel <= .info else { return }
         let seconds = Date().timeIntervalSince(began)
@@ -35,6 +37,11 @@ extension Exchange {
             "seconds": .stringConvertible((seconds * 1000).rounded() / 1000),
         ]
         var message = "\(request.method) \(url)"
+        if let last = hops.last {
+            // The answer came from where the redirects led: named, so the log says where the data went.
+            fields["final_url"] = .string(Redaction.url(last.target))
+            message += " (via \(hops.count) redirect\(hops.count == 1 ? "" : "s") to \(Redaction.url(last.target)))"
+        }
         switch result {
         case .success(let response):
             fields["status"] = .stringConvertible(response.status)

@@ -17,6 +17,7 @@ public struct NetworkOptions: Sendable {
     public var httpVersion = HTTPVersionOption.v2
     public var connectTimeout = DurationValue(seconds: 30)
     public var lowSpeedTime = DurationValue(seconds: 60)
+    public var followRedirects = RedirectPolicy.none
     public init() {}
 
     static func fields<Root>(_ path: WritableKeyPath<Root, NetworkOptions>) -> [OptionField<Root>] {
@@ -53,6 +54,14 @@ public struct NetworkOptions: Sendable {
                 "stall_timeout", path.appending(path: \.lowSpeedTime),
                 range: DurationValue(seconds: 1)...DurationValue.timeoutRange.upperBound,
                 doc: "Abort an attempt when no bytes flow for this long.", default: "60s"),
+            OptionField(
+                "follow_redirects", path.appending(path: \.followRedirects),
+                doc:
+                    "A 301, 302, 303, 307 or 308 answer: `none` fails the request, naming the status and where it "
+                    + "pointed; `same_origin` follows it to the same scheme, host and port only; `any` follows it "
+                    + "anywhere, but a hop to another origin carries none of the configured headers. Every hop is "
+                    + "logged (`-v`) and listed in the report; the body is sent again whole (a 303 turns into a GET).",
+                default: "none"),
         ]
     }
 

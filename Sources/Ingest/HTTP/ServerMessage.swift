@@ -33,6 +33,8 @@ enum ServerMessage {
             413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
             504: "Gateway Timeout",
+            301: "Moved Permanently", 302: "Found", 303: "See Other", 307: "Temporary Redirect",
+            308: "Permanent Redirect",
         ]
         return phrases[status].map { "\(status) \($0)" } ?? "\(status)"
     }

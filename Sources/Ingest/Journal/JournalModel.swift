@@ -67,6 +67,8 @@ public struct JournalStage: Sendable, Equatable {
     /// The facts the stage added (its `as:` result, a transcoded artifact, a remote key, an ETag …).
     public var outputs: JSONObject
     public var error: String?
+    /// When the row was last written, in whole seconds since 1970: for a `started` stage, when its call began.
+    public var updatedAt: Int64? = nil
 }
 
 /// What is known of a file when work on it starts (the same for every backend).

@@ -67,14 +67,15 @@ extension JournalRecord {
 
 extension JournalStage {
     /// The columns read for a file's stages, in the order `JournalStage(row:)` reads them.
-    static let columns = "position, name, status, attempts, outputs, error"
+    static let columns = "position, name, status, attempts, outputs, error, updated_at"
 
     /// A row of `JournalStage.columns`.
     init(row: [some JournalColumn]) {
         self.init(
             position: Int(row[0].integerValue ?? 0), name: row[1].textValue ?? "",
             status: row[2].textValue.flatMap(JournalStage.Status.init(rawValue:)) ?? .started,
-            attempts: Int(row[3].integerValue ?? 0), outputs: JournalRow.object(row[4]), error: row[5].textValue)
+            attempts: Int(row[3].integerValue ?? 0), outputs: JournalRow.object(row[4]), error: row[5].textValue,
+            updatedAt: row.count > 6 ? row[6].integerValue : nil)
     }
 }
 

@@ -65,6 +65,7 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let expired = RuleName("expired")
     public static let etag = RuleName("etag")
     public static let verify = RuleName("verify")
+    public static let redirect = RuleName("redirect")
     public static let fields = RuleName("fields")
     public static let field = RuleName("field")
     public static let credentials = RuleName("credentials")

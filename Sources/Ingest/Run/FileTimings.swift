@@ -13,13 +13,17 @@ public final class FileTimings: @unchecked Sendable {
 
     func stage(_ name: String, seconds: Double) { lock.withLock { stages.append((name, seconds)) } }
 
-    /// One request's end: its method, redacted URL, attempts made and the last status (nil after an error).
-    func request(stage: String, method: String, url: String, attempts: Int, status: Int?) {
+    /// One request's end: its method, redacted URL, attempts made, the last status (nil after an error) and the
+    /// redirects the last attempt met (`RedirectHop.json`), so the report names every origin the data went to.
+    func request(
+        stage: String, method: String, url: String, attempts: Int, status: Int?, redirects: [JSONValue] = []
+    ) {
         var object: JSONObject = [
             "stage": .string(stage), "method": .string(method), "url": .string(Redaction.url(url)),
             "attempts": .int(Int64(attempts)),
         ]
         if let status { object["status"] = .int(Int64(status)) }
+        if !redirects.isEmpty { object["redirects"] = .array(redirects) }
         lock.withLock { requests.append(.object(object)) }
     }
 

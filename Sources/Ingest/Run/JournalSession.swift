@@ -61,6 +61,9 @@ final class JournalSession: @unchecked Sendable {
         case report(ItemReport)
         /// Run the stages, journaling them in this row.
         case run(JournaledFile)
+        /// Not yet: a call an earlier run cut short may still be in flight until `until` (`why` says which); the
+        /// file is set aside, other files go on, and it is prepared again then.
+        case wait(until: Date, why: String)
     }
 
     /// Names the pipeline in the journal as the run starts.
@@ -146,6 +149,8 @@ final class JournalSession: @unchecked Sendable {
                 return .report(ItemReport(entry, status: .skipped, skipReason: reason.text, facts: reason.facts))
             }
             let resuming = sameContent && resume != .force && (record?.state == .running || record?.state == .failed)
+            let earlier = try stagesOf(resuming ? record : nil)
+            if let wait = earlier.wait { return .wait(until: wait.until, why: wait.why) }
             fixNames(of: item, record: record)
             let key = try pipeline.dedupe?.render(for: item, settings: settings)
             if let key, let reason = try claim(key, entry: entry, item: item, root: root, record: record) {
@@ -156,7 +161,8 @@ final class JournalSession: @unchecked Sendable {
                 modified: status.modified, inode: status.inode, sha256: item.knownSHA256, pipeline: pipeline.name,
                 configHash: pipeline.configHash, templateValues: item.templateValues, dedupeKey: key,
                 keepStages: resuming, existingID: record?.id)
-            return .run(try journaledFile(start, resuming: resuming ? record : nil))
+            return .run(
+                JournaledFile(store: store, start: start, restored: earlier.restored, cutShort: earlier.cutShort))
         } catch let failure as ItemFailed {
             return failed(failure.failures)
         } catch {
@@ -235,23 +241,48 @@ final class JournalSession: @unchecked Sendable {
         return reason
     }
 
-    /// The file's row to be, with the network stages an earlier run of `resuming` finished (reused) or cut short
-    /// (asked to verify first) — those still at the same position under the same name.
-    private func journaledFile(_ start: JournalStart, resuming record: JournalRecord?) throws -> JournaledFile {
+    /// The network stages an earlier run of `record` finished (reused) or cut short (asked to verify first) — those
+    /// still at the same position under the same name — and, when one of them was started by a run that died and
+    /// may still be in flight, until when the file must wait.
+    private func stagesOf(_ record: JournalRecord?) throws -> (
+        restored: [Int: JournalStage], cutShort: Set<Int>, wait: (until: Date, why: String)?
+    ) {
         var restored: [Int: JournalStage] = [:]
         var cutShort: Set<Int> = []
-        if let record {
-            for stage in try store.stages(fileID: record.id) {
-                guard stage.position < stages.count, stages[stage.position].name == stage.name,
-                    stages[stage.position].usesNetwork
-                else { continue }
-                switch stage.status {
-                case .done: restored[stage.position] = stage
-                case .started, .failed: cutShort.insert(stage.position)
-                case .skipped: break
+        var wait: (until: Date, why: String)?
+        guard let record else { return (restored, cutShort, nil) }
+        for stage in try store.stages(fileID: record.id) {
+            guard stage.position < stages.count, stages[stage.position].name == stage.name,
+                stages[stage.position].usesNetwork
+            else { continue }
+            switch stage.status {
+            case .done: restored[stage.position] = stage
+            case .started, .failed:
+                cutShort.insert(stage.position)
+                if stage.status == .started, let settle = settleTime(of: stage), settle.until > Date(),
+                    settle.until > wait?.until ?? .distantPast
+                {
+                    wait = settle
                 }
+            case .skipped: break
             }
         }
-        return JournaledFile(store: store, start: start, restored: restored, cutShort: cutShort)
+        return (restored, cutShort, wait)
+    }
+
+    /// When a call journaled as started (by a run that died mid-call, or a worker whose lease was taken over) can no
+    /// longer be in flight: its start plus the stage's settle time. The journal keeps whole seconds, so the start
+    /// is taken as the end of its second. nil when the stage verifies nothing.
+    private func settleTime(of stage: JournalStage) -> (until: Date, why: String)? {
+        let configured = stages[stage.position]
+        guard let settle = configured.stage.settleSeconds, let started = stage.updatedAt else { return nil }
+        let until = Date(timeIntervalSince1970: Double(started) + 1 + settle)
+        let began = RunLogHandler.timestamp(Date(timeIntervalSince1970: Double(started)))
+        return (
+            until,
+            "its '\(configured.name)' call (stage \(stage.position + 1)) was started at \(began) by a run that "
+                + "did not finish it and may still be in flight: verified once \(JSONValue.format(settle)) s (settle) "
+                + "have passed"
+        )
     }
 }

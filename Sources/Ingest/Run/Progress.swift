@@ -60,6 +60,9 @@ public final class RunProgress: @unchecked Sendable {
         }
     }
 
+    /// A file set aside for later (it comes back, and is counted, when it ends).
+    func setAside(_ id: Int) { lock.withLock { active[id] = nil } }
+
     func end(_ id: Int, size: Int64, failed: Bool) {
         lock.withLock {
             active[id] = nil

@@ -1,5 +1,6 @@
 import Foundation
 import IngestNative
+import Logging
 
 /// Runs a pipeline over files: a walker lists them lazily, a fixed number of worker threads (the pipeline's
 /// `concurrency`) run the stages — on threads of their own, because stages block in C libraries and must not
@@ -76,12 +77,11 @@ public final class Runner: @unchecked Sendable {
                 }
                 return nil
             }, summary: &summary, onItem: onItem)
-        // Files other workers held (a shared journal): waited for until they are finished or their lease expires.
+        // Files other workers held (a shared journal), waited for until they are finished or their lease expires,
+        // and files whose cut-short call may still be in flight, taken up again once it cannot be.
         while failure == nil, !cancellation.isCancelled, let session {
-            let waiting = takeDeferred()
-            if waiting.isEmpty { break }
-            Thread.sleep(forTimeInterval: session.leasePollInterval)
-            var iterator = waiting.makeIterator()
+            guard let due = takeDue(pollInterval: session.leasePollInterval) else { break }
+            var iterator = due.makeIterator()
             failure = drain(next: { iterator.next() }, summary: &summary, onItem: onItem)
         }
         if let session {
@@ -159,46 +159,81 @@ public final class Runner: @unchecked Sendable {
     public func cancel(reason: String) { cancellation.cancel(reason: reason) }
 
     private let deferredLock = NSLock()
-    /// Files another worker held a lease on when this one came to them.
-    private var deferred: [InputEntry] = []
+    /// Files set aside: another worker held their lease (`until` nil: ask again after the poll interval), or a call
+    /// an earlier run cut short may be in flight until `until`.
+    private var deferred: [(entry: InputEntry, until: Date?)] = []
 
-    private func takeDeferred() -> [InputEntry] {
-        deferredLock.withLock {
-            defer { deferred.removeAll() }
-            return deferred
+    /// Waits (cancellably, no worker held) for the first set-aside file to be due; the files due then, or nil when
+    /// none is set aside or the run was cancelled. The others stay set aside.
+    private func takeDue(pollInterval: Double) -> [InputEntry]? {
+        let waiting = deferredLock.withLock { deferred }
+        guard !waiting.isEmpty else { return nil }
+        let first = waiting.map { $0.until?.timeIntervalSinceNow ?? pollInterval }.min() ?? 0
+        if first > 0, !cancellation.sleep(first) { return nil }
+        return deferredLock.withLock {
+            let now = Date()
+            let due = deferred.filter { ($0.until ?? now) <= now }.map(\.entry)
+            deferred.removeAll { ($0.until ?? now) <= now }
+            return due
         }
     }
 
     /// Runs the stages on one entry. Never throws: whatever goes wrong becomes this file's failure. A file another
     /// worker holds (a shared journal) is reported as skipped.
+    /// A file whose cut-short call may still be in flight is waited for here (cancellably).
     public func process(_ entry: InputEntry, id: Int = 0) -> ItemReport {
-        processOrDefer(entry, id: id, keepingDeferred: false)
-            ?? ItemReport(
-                path: entry.path, relativePath: entry.relativePath, status: .skipped,
-                skipReason: "being worked on by another worker")
+        while true {
+            switch handle(entry, id: id) {
+            case .report(let report): return report
+            case .later(let until?) where cancellation.sleep(until.timeIntervalSinceNow): continue
+            case .later:
+                return ItemReport(
+                    path: entry.path, relativePath: entry.relativePath, status: .skipped,
+                    skipReason: cancellation.isCancelled
+                        ? "not started: the run was stopped" : "being worked on by another worker")
+            }
+        }
     }
 
-    /// `process`, or nil when another worker holds the file's lease: `run` keeps such a file to ask for it again
-    /// (`keepingDeferred`); `process`, which has no later pass, reports it as skipped instead.
-    private func processOrDefer(_ entry: InputEntry, id: Int, keepingDeferred: Bool = true) -> ItemReport? {
+    /// What a worker did with a file: its report, or set it aside for later (`until` nil: another worker holds
+    /// its lease; else a call an earlier run cut short may be in flight until then).
+    private enum Handling {
+        case report(ItemReport)
+        case later(until: Date?)
+    }
+
+    /// `handle`, keeping a file set aside for `run` to take up again (nil: no report in this pass).
+    private func processOrDefer(_ entry: InputEntry, id: Int) -> ItemReport? {
+        switch handle(entry, id: id) {
+        case .report(let report): return report
+        case .later(let until):
+            deferredLock.withLock { deferred.append((entry, until)) }
+            return nil
+        }
+    }
+
+    private func handle(_ entry: InputEntry, id: Int) -> Handling {
         progress?.begin(id, path: entry.path)
-        let report = runStages(entry, id: id)
-        progress?.end(id, size: entry.size, failed: report?.status == .failed)
-        if report == nil && keepingDeferred { deferredLock.withLock { deferred.append(entry) } }
-        return report
+        let handling = runStages(entry, id: id)
+        if case .report(let report) = handling {
+            progress?.end(id, size: entry.size, failed: report.status == .failed)
+        } else {
+            progress?.setAside(id)
+        }
+        return handling
     }
 
-    /// Runs the stages on one entry once the journal lets it through; nil when another worker holds its lease.
-    private func runStages(_ entry: InputEntry, id: Int) -> ItemReport? {
+    /// Runs the stages on one entry once the journal lets it through, or sets it aside.
+    private func runStages(_ entry: InputEntry, id: Int) -> Handling {
         let root = session?.root(of: entry.root) ?? .unjournaled
         if let problem = entry.problem {
             session?.recordFailed(entry, root: root, failures: [problem], templateValues: [:])
-            return ItemReport(entry, status: .failed, failures: [problem])
+            return .report(ItemReport(entry, status: .failed, failures: [problem]))
         }
-        if let reason = entry.skipReason { return ItemReport(entry, status: .skipped, skipReason: reason) }
+        if let reason = entry.skipReason { return .report(ItemReport(entry, status: .skipped, skipReason: reason)) }
         switch session?.lease(entry, root: root) {
-        case .heldElsewhere?: return nil
-        case .report(let report)?: return report
+        case .heldElsewhere?: return .later(until: nil)
+        case .report(let report)?: return .report(report)
         case .granted?, nil: break
         }
         defer { session?.endLease(entry, root: root) }
@@ -208,11 +243,19 @@ public final class Runner: @unchecked Sendable {
         defer { removeTemporaryFiles(of: item) }
         var journaled: JournaledFile?
         switch session?.prepare(entry, item: item, root: root, settings: settings) {
-        case .report(let early)?: return early
+        case .report(let early)?: return .report(early)
         case .run(let file)?: journaled = file
+        case .wait(let until, let why)?:
+            let seconds = max(0, until.timeIntervalSinceNow)
+            settings.logger?.info(
+                "waits \(String(format: "%.1f", seconds)) s: \(why); other files go on meanwhile",
+                metadata: [
+                    "file": .string(entry.path), "wait_seconds": .stringConvertible((seconds * 10).rounded() / 10),
+                ])
+            return .later(until: until)
         case nil: break
         }
-        return FileRun(runner: self, entry: entry, id: id, item: item, journaled: journaled).run()
+        return .report(FileRun(runner: self, entry: entry, id: id, item: item, journaled: journaled).run())
     }
 
     /// Temp files and a transcoded artifact in the work folder belong to the file alone: removed once it is finished.

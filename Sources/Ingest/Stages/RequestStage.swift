@@ -67,7 +67,7 @@ public struct RequestStage: Stage {
                 OptionField(
                     "verify", \.verify,
                     doc:
-                        "A read (`url`, `headers`, `expect`, `method`, `timeout`) sent first when the journal shows "
+                        "A read (`url`, `headers`, `expect`, `method`, `timeout`, `settle`) sent first when the journal shows "
                         + "this call as sent without an answer (a run killed mid-call, a PostgreSQL worker whose "
                         + "lease was taken over, a run that failed it), and before a retry after an answer lost to a "
                         + "dropped connection or a timeout: an expected status counts the call as done "
@@ -120,6 +120,9 @@ public struct RequestStage: Stage {
         registerRenewal(item, context: context)
         return try perform(item, context: context, verifying: context.mayHaveRunBefore)
     }
+
+    /// A call with `verify:` that a killed run cut short is verified only once it cannot still be in flight.
+    public var settleSeconds: Double? { options.verify.map { $0.settle?.seconds ?? options.timeout.seconds } }
 
     /// A ticket reused from the journal may have expired since: an upload can still ask for a fresh one.
     public func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }

@@ -10,6 +10,8 @@ public struct VerifyRequest: StageOptions, Sendable, Equatable {
     public var headers = HeaderTemplates()
     public var expect: [Int]?
     public var timeout = DurationValue(seconds: 60)
+    /// nil: the call's own `timeout`.
+    public var settle: DurationValue?
     public init() {}
 
     public static var fields: [OptionField<VerifyRequest>] {
@@ -29,6 +31,13 @@ public struct VerifyRequest: StageOptions, Sendable, Equatable {
                     + "the file with the server's answer.",
                 default: "any 2xx"),
             OptionField("timeout", \.timeout, doc: "Limit for one attempt, response included.", default: "60s"),
+            OptionField(
+                "settle", \.settle,
+                doc: "How long after its journaled start a call cut short by a killed run may still be in flight (the "
+                    + "server still handling it): the file waits until then before this read is sent, so a call "
+                    + "still under way is not taken for one never made; other files go on meanwhile, and `-v` says "
+                    + "why a file waits.",
+                default: "the call's `timeout`, the longest the killed run would have waited"),
         ]
     }
 

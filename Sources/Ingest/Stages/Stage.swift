@@ -84,11 +84,16 @@ public protocol Stage: Sendable {
     /// Called instead of `run` when a resumed file reuses this stage's journaled results: a stage whose answer can
     /// go stale (a ticket's signed URL) sets up its renewal here. Does nothing by default.
     func reused(_ item: Item, context: StageContext)
+    /// Seconds after its journaled start that a call this stage made, cut short by a run that died, may still be in
+    /// flight; a resumed file waits that long before the stage checks (`verify:`) whether the call was done. nil:
+    /// nothing to wait for (the stage does not verify its calls). Default nil.
+    var settleSeconds: Double? { get }
 }
 
 extension Stage {
     public func checkReadyToRun() throws {}
     public func reused(_ item: Item, context: StageContext) {}
+    public var settleSeconds: Double? { nil }
     public static var usesNetwork: Bool { false }
     public static var writesWorkFiles: Bool { false }
     public static var templateOffer: TemplateOffer? { nil }

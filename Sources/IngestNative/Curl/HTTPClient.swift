@@ -29,7 +29,9 @@ package struct HTTPRequest: Sendable {
     package var maxResponseBytes = 1 << 20
     /// Plain http to hosts other than loopback (the pipeline's `allow_http: true`).
     package var allowInsecureHTTP = false
-    package var followRedirects = true
+    /// Off: `Exchange` decides on each redirect itself (`follow_redirects`); libcurl would follow to any origin and
+    /// forward every configured header but `Authorization` and `Cookie`.
+    package var followRedirects = false
     /// A connection of its own, not one kept from an earlier transfer (`CURLOPT_FRESH_CONNECT`): on a reused
     /// connection that dies before any answer, libcurl sends the request again by itself (it takes that for an idle
     /// connection the server closed), which repeats a call the server may have acted on with nobody asking.

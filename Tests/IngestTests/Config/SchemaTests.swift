@@ -26,6 +26,8 @@ import Testing
             if occurrences.allSatisfy(defaulted) { continue }
             // An optional file (`${PETS_MANIFEST:-}`) is left unset: a made-up path would not open.
             if name.uppercased().hasSuffix("MANIFEST") { continue }
+            // A variable with a default of its own (`${HELPPET_SETTLE:-60s}`) is left to it: it must be a duration.
+            if text[range.upperBound...].hasPrefix(":-") && !text[range.upperBound...].hasPrefix(":-}") { continue }
             let looksLikeURL = ["API", "URL", "ENDPOINT", "HOST"].contains { name.uppercased().contains($0) }
             // '-' rather than '_': the values must pass as host and bucket names too.
             let word = name.lowercased().replacingOccurrences(of: "_", with: "-")

@@ -32,6 +32,8 @@ import Testing
         [
             "PUCKBUDDY_API": backend.base, "PUCKBUDDY_USER_ID": "uid-5", "DISCERNER_API": backend.base,
             "HELPPET_API": backend.base, "HELPPET_TOKEN": "vet-jwt",
+            // A complete cut short by a kill is verified once this has passed since it started (default 60 s).
+            "HELPPET_SETTLE": "1s",
         ]
     }
 

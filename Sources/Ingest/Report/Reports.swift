@@ -13,13 +13,17 @@ public enum ReportFormat: String, CaseIterable, Sendable {
     case junit
     /// The table with GitHub Actions annotations, and a job summary in `$GITHUB_STEP_SUMMARY` (`GitHubReportWriter`).
     case github
+    /// One self-contained HTML page: a summary, filters, and a contact sheet of every file, failures first
+    /// (`HTMLReportWriter`).
+    case html
 
-    /// The format a report file's name suggests (`.jsonl`, `.json`, `.xml`); nil when it suggests none.
+    /// The format a report file's name suggests (`.jsonl`, `.json`, `.xml`, `.html`); nil when it suggests none.
     public static func guess(fromPath path: String) -> ReportFormat? {
         switch (path as NSString).pathExtension.lowercased() {
         case "jsonl", "ndjson": return .jsonl
         case "json": return .json
         case "xml": return .junit
+        case "html", "htm": return .html
         case "txt", "log": return .table
         default: return nil
         }
@@ -126,6 +130,7 @@ extension ReportFormat {
             writer = GitHubReportWriter(
                 output: output, pipelineName: pipelineName, environment: ProcessInfo.processInfo.environment)
         case .junit: writer = try JUnitReportWriter(output: output, suiteName: pipelineName)
+        case .html: writer = try HTMLReportWriter(output: output, pipelineName: pipelineName)
         }
         return RedactingReportWriter(writer)
     }

@@ -1,0 +1,117 @@
+import Foundation
+import IngestNative
+
+/// `--report-format html` (and `--report x.html`): one self-contained page a person opens to look at a batch — a
+/// summary, a filter bar, then a card per file with its thumbnail, failures first. Each file's card (thumbnail
+/// included, as a `data:` JPEG) is made when the file finishes and spooled to one of two temp files (failed, the
+/// rest), so memory holds one card at a time; `finish` writes the summary, which only then is known, and copies
+/// the spools after it.
+final class HTMLReportWriter: ReportWriter {
+    private let output: ReportOutput
+    private let pipelineName: String
+    private let failed: ReportSpool
+    private let rest: ReportSpool
+    private var summary = HTMLSummary()
+    /// Makes a file's preview; replaceable so a test can count the calls.
+    var preview: (String) -> SheetPreview = ContactSheet.preview(path:)
+
+    init(output: ReportOutput, pipelineName: String) throws {
+        self.output = output
+        self.pipelineName = pipelineName
+        failed = try ReportSpool(name: "html-failed")
+        rest = try ReportSpool(name: "html-rest")
+    }
+
+    func write(_ report: ItemReport) throws {
+        let status = try? FileStatus(path: report.path, followLinks: true)
+        let bytes = status.flatMap { $0.kind == .regular ? $0.size : nil }
+        var stages: [String] = []
+        for stage in summary.add(report, bytes: bytes) where !stages.contains(stage) { stages.append(stage) }
+        let card = HTMLCard.html(report, preview: status == nil ? .none("not found") : preview(report.path), stages: stages)
+        try (report.status == .failed ? failed : rest).append(card)
+    }
+
+    func finish(_ counts: RunSummary) throws {
+        let title = "ingest: \(pipelineName) — \(counts.line)"
+        try output.write(HTMLPage.head(title: title))
+        try output.write(header(counts))
+        try output.write(HTMLPage.filters(rules: summary.rules, stages: summary.stageOrder, total: counts.total))
+        try output.write(
+            "<section class=\"files\" id=\"failed\"><h2>Failed (\(counts.failed))</h2><div class=\"grid\">\n")
+        try failed.copy(to: output)
+        try output.write(
+            "</div></section>\n<section class=\"files\" id=\"rest\"><h2>Passed and skipped (\(counts.passed + counts.skipped))"
+                + "</h2><div class=\"grid\">\n")
+        try rest.copy(to: output)
+        try output.write("</div></section>\n<script>\(HTMLPage.script)</script>\n</body></html>\n")
+        try output.commit()
+    }
+
+    /// Counts by outcome, total duration and size, the two histograms and the run's timings.
+    private func header(_ counts: RunSummary) -> String {
+        var html = "<header><h1>\(htmlEscape(pipelineName))</h1><div class=\"counts\">"
+        html += "<div><b>\(counts.total)</b> <span>files</span></div>"
+        for (name, count) in [("failed", counts.failed), ("passed", counts.passed), ("skipped", counts.skipped)] {
+            html += "<div class=\"\(name)\"><b>\(count)</b> <span>\(name)</span></div>"
+        }
+        html += "<div><b>\(HTMLCard.clock(summary.totalDuration))</b> <span>of media in \(summary.filesWithDuration) files</span></div>"
+        html += "<div><b>\(ByteSize.format(summary.totalBytes))</b> <span>in all</span></div>"
+        html += "</div><div class=\"charts\">"
+        html += HTMLSummary.histogram(summary.durationBins, labels: HTMLSummary.durationLabels, title: "Durations")
+        html += HTMLSummary.histogram(summary.sizeBins, labels: HTMLSummary.sizeLabels, title: "Sizes")
+        html += timings()
+        return html + "</div></header>\n"
+    }
+
+    /// The run's timings: when the first file started, seconds across files, and each stage's total and longest.
+    private func timings() -> String {
+        var html = "<table class=\"stages\"><caption>Timings"
+        if let first = summary.firstStart { html += ": first file started \(htmlEscape(first))" }
+        if let span = summary.span { html += ", last finished \(String(format: "%.2f", span.end - span.start)) s later" }
+        html += "</caption><tr><th>stage</th><th>files</th><th>seconds</th><th>mean</th><th>longest</th></tr>"
+        for name in summary.stageOrder {
+            guard let stage = summary.stages[name] else { continue }
+            let mean = stage.files > 0 ? stage.seconds / Double(stage.files) : 0
+            html +=
+                "<tr><td>\(htmlEscape(name))</td><td>\(stage.files)</td><td>\(String(format: "%.2f", stage.seconds))</td>"
+                + "<td>\(String(format: "%.3f", mean))</td><td>\(String(format: "%.3f", stage.longest))</td></tr>"
+        }
+        html += "<tr><td>all files</td><td>\(summary.counts.total)</td><td>\(String(format: "%.2f", summary.fileSeconds))</td>"
+        return html + "<td></td><td></td></tr></table>"
+    }
+}
+
+/// Text spooled to a temp file (mode 0600, removed on deinit) until the report can be written in order.
+final class ReportSpool {
+    private let handle: FileHandle
+    private let path: String
+
+    init(name: String) throws {
+        path = NSTemporaryDirectory() + "/ingest-\(name)-\(getpid())-\(UUID().uuidString).spool"
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
+            let handle = FileHandle(forUpdatingAtPath: path)
+        else { throw ReportError("cannot create a temp file for the report at \(path)") }
+        self.handle = handle
+    }
+
+    deinit {
+        try? handle.close()
+        try? FileSystem.remove(path)
+    }
+
+    func append(_ text: String) throws {
+        do {
+            try handle.write(contentsOf: Data(text.utf8))
+        } catch {
+            throw ReportError("cannot write the report's spool file \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Copies everything spooled onto `output`, 256 KiB at a time.
+    func copy(to output: ReportOutput) throws {
+        try handle.seek(toOffset: 0)
+        while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty {
+            try output.write(chunk)
+        }
+    }
+}

@@ -68,6 +68,10 @@ public final class ReportOutput {
         finalPath = path
     }
 
+    /// The path of the report when it is a regular file (written through a temp file); nil for standard output,
+    /// a FIFO or a device. The HTML report puts its thumbnails in a folder beside it.
+    var regularFilePath: String? { file?.isDirect == false ? finalPath : nil }
+
     /// True when the report goes to standard output itself (no path, `-`, `/dev/stdout`, `/dev/fd/1`).
     public var isStandardOutput: Bool { finalPath == nil || file?.duplicated == STDOUT_FILENO }
 

@@ -42,7 +42,7 @@ import Testing
         let html = try String(contentsOfFile: folder.path + "/batch.html", encoding: .utf8)
         // Self-contained: nothing to fetch, and the policy forbids fetching anything but data: images.
         #expect(!html.contains("http://") && !html.contains("https://"))
-        #expect(html.contains("default-src 'none'; img-src data:"))
+        #expect(html.contains("default-src 'none'; img-src data: 'self'"))
 
         let dom = try Chromium.dumpDOM("file://" + folder.path + "/batch.html")
         #expect(dom.contains("data-scripted="), "the page's script ran")
@@ -103,6 +103,33 @@ import Testing
         let html = try String(contentsOfFile: folder.path + "/journal.html", encoding: .utf8)
         #expect(statuses(html) == Array(repeating: "failed", count: 4) + Array(repeating: "passed", count: 8))
         #expect(matches(#"(src="data:image/jpeg)"#, in: html).count == 8)
+    }
+
+    /// Past the inline limit the thumbnails go to `NAME_files/` beside the report and the page loads them lazily
+    /// from there; a page that opens them finds every one.
+    @Test func largeBatchPutsThumbnailsBeside() throws {
+        let folder = try samples()
+        defer { folder.remove() }
+        let output = try ReportOutput(path: folder.path + "/big batch.html")
+        let writer = try HTMLReportWriter(output: output, pipelineName: "many")
+        writer.inlineLimit = 2
+        var counts = RunSummary()
+        for name in ["good/photo.jpg", "good/plain.mov", "good/graphic.png", "good/voice.m4a"] {
+            let report = ItemReport(path: folder.path + "/media/" + name, relativePath: name, status: .passed)
+            try writer.write(report)
+            counts.add(.passed)
+        }
+        try writer.finish(counts)
+        let html = try String(contentsOfFile: folder.path + "/big batch.html", encoding: .utf8)
+        #expect(!html.contains("data:image/jpeg"))
+        let sources = matches(#"<img loading="lazy"[^>]* src="([^"]+)""#, in: html)
+        #expect(sources.count == 3)
+        for source in sources {
+            #expect(source.hasPrefix("./big%20batch_files/"), "\(source)")
+            let file = folder.path + "/big batch_files/" + (source as NSString).lastPathComponent
+            let jpeg = try #require(FileManager.default.contents(atPath: file)).map { $0 }
+            #expect(try TurboJPEGDecompressor().header(of: jpeg).width <= 320)
+        }
     }
 
     @Test func secretsAreRedacted() throws {

@@ -4,13 +4,15 @@ import Foundation
 /// rule with expected and actual, and the probe facts behind a `<details>` (rendered only when opened). The
 /// `data-` attributes are what the page's filters read.
 enum HTMLCard {
-    static func html(_ report: ItemReport, preview: SheetPreview, stages: [String]) -> String {
+    /// `imageSource` is what a picture's `src` holds (the thumbnail spool's marker, replaced when the page is
+    /// written); nil puts the JPEG inline.
+    static func html(_ report: ItemReport, preview: SheetPreview, stages: [String], imageSource: String? = nil) -> String {
         let status = report.status.rawValue
         let rules = report.failures.map { "\($0.stage).\($0.rule.rawValue)" }
         var html =
             "<article class=\"card \(status)\" data-status=\"\(status)\" data-rules=\"\(htmlEscape(rules.joined(separator: " ")))\""
             + " data-stages=\"\(htmlEscape(stages.joined(separator: " ")))\" data-name=\"\(htmlEscape(report.relativePath.lowercased()))\">"
-        html += figure(preview)
+        html += figure(preview, imageSource: imageSource)
         html += "<div class=\"body\"><h3 title=\"\(htmlEscape(report.path))\">\(htmlEscape(report.relativePath))</h3>"
         var line = "<b class=\"badge \(status)\">\(status)</b> "
         let details = report.status == .skipped ? (report.skipReason ?? "") : report.summaryText
@@ -39,13 +41,13 @@ enum HTMLCard {
         return html + "</div></article>\n"
     }
 
-    /// The thumbnail (a `data:` JPEG, loaded lazily), the level strip (inline SVG), or the reason for neither.
-    static func figure(_ preview: SheetPreview) -> String {
+    /// The thumbnail (loaded lazily), the level strip (inline SVG), or the reason for neither.
+    static func figure(_ preview: SheetPreview, imageSource: String? = nil) -> String {
         switch preview {
         case .picture(let jpeg, let width, let height, let duration):
             var html =
                 "<figure><img loading=\"lazy\" decoding=\"async\" width=\"\(width)\" height=\"\(height)\" alt=\"\" "
-                + "src=\"data:image/jpeg;base64,\(Data(jpeg).base64EncodedString())\">"
+                + "src=\"\(imageSource ?? "data:image/jpeg;base64," + Data(jpeg).base64EncodedString())\">"
             if let duration { html += "<span class=\"dur\">\(clock(duration))</span>" }
             return html + "</figure>"
         case .waveform(let peaks, let duration):

@@ -1,14 +1,15 @@
 import Foundation
 
 /// The fixed parts of the HTML report: the head with its inline style, the summary and filter bar, and the inline
-/// script. The Content-Security-Policy lets the page load nothing but itself and `data:` images, so opening it
-/// never makes a request, whatever a file name or server message in it says.
+/// script. The Content-Security-Policy lets the page load nothing but `data:` images and its own thumbnail folder
+/// (`'self'`: files beside it), so opening it never makes a request to a host, whatever a file name or server
+/// message in it says.
 enum HTMLPage {
     static func head(title: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8">
-        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; \
+        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data: 'self'; \
         style-src 'unsafe-inline'; script-src 'unsafe-inline'">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="generator" content="ingest">

@@ -11,15 +11,19 @@ final class HTMLReportWriter: ReportWriter {
     private let pipelineName: String
     private let failed: ReportSpool
     private let rest: ReportSpool
+    private let thumbnails: ThumbnailSpool
     private var summary = HTMLSummary()
-    /// Makes a file's preview; replaceable so a test can count the calls.
+    /// Makes a file's preview.
     var preview: (String) -> SheetPreview = ContactSheet.preview(path:)
+    /// Thumbnails inlined at most (`ThumbnailSpool.inlineLimit`; tests lower it).
+    var inlineLimit = ThumbnailSpool.inlineLimit
 
     init(output: ReportOutput, pipelineName: String) throws {
         self.output = output
         self.pipelineName = pipelineName
         failed = try ReportSpool(name: "html-failed")
         rest = try ReportSpool(name: "html-rest")
+        thumbnails = try ThumbnailSpool()
     }
 
     func write(_ report: ItemReport) throws {
@@ -27,24 +31,41 @@ final class HTMLReportWriter: ReportWriter {
         let bytes = status.flatMap { $0.kind == .regular ? $0.size : nil }
         var stages: [String] = []
         for stage in summary.add(report, bytes: bytes) where !stages.contains(stage) { stages.append(stage) }
-        let card = HTMLCard.html(report, preview: status == nil ? .none("not found") : preview(report.path), stages: stages)
+        let shown = status == nil ? .none("not found") : preview(report.path)
+        var source: String?
+        if case .picture(let jpeg, _, _, _) = shown { source = try thumbnails.add(jpeg) }
+        let card = HTMLCard.html(report, preview: shown, stages: stages, imageSource: source)
         try (report.status == .failed ? failed : rest).append(card)
     }
 
     func finish(_ counts: RunSummary) throws {
+        let placement = try placement()
         let title = "ingest: \(pipelineName) — \(counts.line)"
         try output.write(HTMLPage.head(title: title))
         try output.write(header(counts))
         try output.write(HTMLPage.filters(rules: summary.rules, stages: summary.stageOrder, total: counts.total))
         try output.write(
             "<section class=\"files\" id=\"failed\"><h2>Failed (\(counts.failed))</h2><div class=\"grid\">\n")
-        try failed.copy(to: output)
+        try thumbnails.copy(failed, to: output, placement: placement)
         try output.write(
             "</div></section>\n<section class=\"files\" id=\"rest\"><h2>Passed and skipped (\(counts.passed + counts.skipped))"
                 + "</h2><div class=\"grid\">\n")
-        try rest.copy(to: output)
+        try thumbnails.copy(rest, to: output, placement: placement)
         try output.write("</div></section>\n<script>\(HTMLPage.script)</script>\n</body></html>\n")
         try output.commit()
+    }
+
+    /// Inline for a small batch or a report that is not a regular file (standard output, a pipe); otherwise the
+    /// folder beside the report, made now.
+    private func placement() throws -> ThumbnailSpool.Placement {
+        guard thumbnails.count > inlineLimit, let path = output.regularFilePath else { return .inline }
+        let folder = ThumbnailSpool.folder(besideReport: path)
+        do {
+            try StillFile.makeDirectories(folder.path)
+        } catch {
+            throw ReportError("cannot make the report's thumbnail folder \(folder.path): \(error)")
+        }
+        return .folder(path: folder.path, relative: folder.name)
     }
 
     /// Counts by outcome, total duration and size, the two histograms and the run's timings.
@@ -65,6 +86,9 @@ final class HTMLReportWriter: ReportWriter {
 
     /// The run's timings: when the first file started, seconds across files, and each stage's total and longest.
     private func timings() -> String {
+        guard !summary.stageOrder.isEmpty else {
+            return "<p class=\"line\">No timings: the files' stages were not timed here (a report from the journal).</p>"
+        }
         var html = "<table class=\"stages\"><caption>Timings"
         if let first = summary.firstStart { html += ": first file started \(htmlEscape(first))" }
         if let span = summary.span { html += ", last finished \(String(format: "%.2f", span.end - span.start)) s later" }
@@ -99,19 +123,28 @@ final class ReportSpool {
         try? FileSystem.remove(path)
     }
 
-    func append(_ text: String) throws {
+    func append(_ text: String) throws { try append(Data(text.utf8)) }
+
+    func append(_ data: Data) throws {
         do {
-            try handle.write(contentsOf: Data(text.utf8))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: data)
         } catch {
             throw ReportError("cannot write the report's spool file \(path): \(error.localizedDescription)")
         }
     }
 
-    /// Copies everything spooled onto `output`, 256 KiB at a time.
-    func copy(to output: ReportOutput) throws {
+    /// Hands everything spooled to `body`, 256 KiB at a time.
+    func forEachChunk(_ body: (Data) throws -> Void) throws {
         try handle.seek(toOffset: 0)
-        while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty {
-            try output.write(chunk)
-        }
+        while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty { try body(chunk) }
+    }
+
+    /// `count` bytes from `offset`.
+    func read(at offset: Int64, count: Int) throws -> Data {
+        try handle.seek(toOffset: UInt64(offset))
+        let data = try handle.read(upToCount: count) ?? Data()
+        guard data.count == count else { throw ReportError("the report's spool file \(path) is short") }
+        return data
     }
 }

@@ -79,10 +79,14 @@ import Testing
         let folder = try samples()
         defer { folder.remove() }
         let pipeline = TestPaths.root + "/pipelines/preflight.yml"
-        _ = try runCommand(
-            ingest, ["validate", pipeline, "media", "--report-format", "html", "--report", "batch.page", "-q"],
+        // The page on standard output (`--report -`): thumbnails inline, as there is no folder to put them in.
+        let result = try runCommand(
+            ingest, ["validate", pipeline, "media", "--report-format", "html", "--report", "-", "-q"],
             directory: folder.path)
-        let url = "file://" + folder.path + "/batch.page"
+        #expect(result.stdout.hasPrefix("<!DOCTYPE html>"))
+        #expect(matches(#"(src="data:image/jpeg)"#, in: result.stdout).count == 8)
+        try result.stdout.write(toFile: folder.path + "/piped.html", atomically: true, encoding: .utf8)
+        let url = "file://" + folder.path + "/piped.html"
         let onlyFailed = try Chromium.dumpDOM(url + "#status=failed")
         #expect(matches(#"data-status="passed"[^>]* (hidden)"#, in: onlyFailed).count == 8)
         #expect(matches(#"data-status="failed"[^>]* (hidden)"#, in: onlyFailed).isEmpty)
@@ -130,6 +134,31 @@ import Testing
             let jpeg = try #require(FileManager.default.contents(atPath: file)).map { $0 }
             #expect(try TurboJPEGDecompressor().header(of: jpeg).width <= 320)
         }
+    }
+
+    /// Past the first 100 cards of a section, cards wait as raw text until the reader scrolls near them; any
+    /// filter makes them all first, so it counts every file.
+    @Test func cardsPastTheFirstChunkWaitAndFiltersSeeThemAll() throws {
+        let folder = try TemporaryFolder("html-chunks")
+        defer { folder.remove() }
+        let output = try ReportOutput(path: folder.path + "/many.html")
+        let writer = try HTMLReportWriter(output: output, pipelineName: "many")
+        var counts = RunSummary()
+        for index in 0..<250 {
+            let name = "clip-\(index).mov"
+            try writer.write(ItemReport(path: folder.path + "/" + name, relativePath: name, status: .passed))
+            counts.add(.passed)
+        }
+        try writer.finish(counts)
+        let html = try String(contentsOfFile: folder.path + "/many.html", encoding: .utf8)
+        #expect(matches(#"(<script type="text/html" class="more">)"#, in: html).count == 2)
+        let url = "file://" + folder.path + "/many.html"
+        let opened = try Chromium.dumpDOM(url)
+        #expect(opened.contains("<b id=\"shown\">250</b>"))
+        let filtered = try Chromium.dumpDOM(url + "#q=clip-2")
+        #expect(!filtered.contains("class=\"more\""), "every chunk was made into cards")
+        // clip-2, clip-20…29, clip-200…249: 1 + 10 + 50.
+        #expect(filtered.contains("<b id=\"shown\">61</b>"))
     }
 
     @Test func secretsAreRedacted() throws {

@@ -62,18 +62,29 @@ enum HTMLPage {
         [hidden]{display:none!important}
         """
 
+    /// Filters, and the waiting chunks of cards: a section's next chunk is made into cards when its last card comes
+    /// within 2000 px of the view; any filter makes every chunk first, so it sees every file.
     static let script = """
         (function(){
         var f=document.getElementById('filters'),cards=document.getElementsByClassName('card');
+        var total=+document.getElementById('shown').textContent;
+        function more(grid){var s=grid.querySelector('script.more');if(!s)return;
+        s.insertAdjacentHTML('beforebegin',s.textContent);s.remove();watch(grid)}
+        var io='IntersectionObserver' in window&&new IntersectionObserver(function(es){es.forEach(function(e){
+        if(e.isIntersecting){io.unobserve(e.target);more(e.target.parentNode)}})},{rootMargin:'2000px'});
+        function watch(grid){var c=grid.getElementsByClassName('card');if(!grid.querySelector('script.more'))return;
+        if(io&&c.length)io.observe(c[c.length-1]);else more(grid)}
+        var grids=document.querySelectorAll('.grid');for(var g=0;g<grids.length;g++)watch(grids[g]);
         function has(list,v){return (' '+list+' ').indexOf(' '+v+' ')>=0}
         function apply(){
-        var on={},boxes=f.querySelectorAll('input[name=status]');
-        for(var i=0;i<boxes.length;i++)on[boxes[i].value]=boxes[i].checked;
+        var on={},all=true,boxes=f.querySelectorAll('input[name=status]');
+        for(var i=0;i<boxes.length;i++){on[boxes[i].value]=boxes[i].checked;all=all&&boxes[i].checked}
         var rule=f.elements.rule.value,stage=f.elements.stage.value,q=f.elements.q.value.trim().toLowerCase(),n=0;
+        if(!all||rule||stage||q)for(var g=0;g<grids.length;g++)while(grids[g].querySelector('script.more'))more(grids[g]);
         for(var j=0;j<cards.length;j++){var c=cards[j],d=c.dataset;
         var ok=on[d.status]&&(!rule||has(d.rules,rule))&&(!stage||has(d.stages,stage))&&(!q||d.name.indexOf(q)>=0);
         c.hidden=!ok;if(ok)n++}
-        document.getElementById('shown').textContent=n;
+        document.getElementById('shown').textContent=(all&&!rule&&!stage&&!q)?total:n;
         var s=document.querySelectorAll('section.files');
         for(var k=0;k<s.length;k++)s[k].hidden=!s[k].querySelector('.card:not([hidden])')}
         f.addEventListener('input',apply);f.addEventListener('change',apply);

@@ -13,6 +13,8 @@ final class HTMLReportWriter: ReportWriter {
     private let rest: ReportSpool
     private let thumbnails: ThumbnailSpool
     private var summary = HTMLSummary()
+    private var failedCards = 0
+    private var restCards = 0
     /// Makes a file's preview.
     var preview: (String) -> SheetPreview = ContactSheet.preview(path:)
     /// Thumbnails inlined at most (`ThumbnailSpool.inlineLimit`; tests lower it).
@@ -35,8 +37,25 @@ final class HTMLReportWriter: ReportWriter {
         var source: String?
         if case .picture(let jpeg, _, _, _) = shown { source = try thumbnails.add(jpeg) }
         let card = HTMLCard.html(report, preview: shown, stages: stages, imageSource: source)
-        try (report.status == .failed ? failed : rest).append(card)
+        let isFailure = report.status == .failed
+        let index = isFailure ? failedCards : restCards
+        if isFailure { failedCards += 1 } else { restCards += 1 }
+        try (isFailure ? failed : rest).append(Self.chunkBreak(before: index) + card)
     }
+
+    /// Cards per chunk: the first chunk of each section is plain HTML, later ones wait as `<script type=text/html>`
+    /// (raw text, which the browser scans without building a node) until the reader scrolls near them or filters.
+    static let chunkSize = 100
+
+    /// What goes before card `index` of a section: a chunk's opening (and the previous one's end) every
+    /// `chunkSize` cards after the first chunk.
+    static func chunkBreak(before index: Int) -> String {
+        guard index >= chunkSize, index % chunkSize == 0 else { return "" }
+        return (index > chunkSize ? "</script>" : "") + "<script type=\"text/html\" class=\"more\">"
+    }
+
+    /// The end of a section's last waiting chunk, if it has one.
+    static func chunkEnd(cards: Int) -> String { cards > chunkSize ? "</script>" : "" }
 
     func finish(_ counts: RunSummary) throws {
         let placement = try placement()
@@ -44,13 +63,16 @@ final class HTMLReportWriter: ReportWriter {
         try output.write(HTMLPage.head(title: title))
         try output.write(header(counts))
         try output.write(HTMLPage.filters(rules: summary.rules, stages: summary.stageOrder, total: counts.total))
+        try output.write("\n")
         try output.write(
             "<section class=\"files\" id=\"failed\"><h2>Failed (\(counts.failed))</h2><div class=\"grid\">\n")
         try thumbnails.copy(failed, to: output, placement: placement)
+        try output.write(Self.chunkEnd(cards: failedCards))
         try output.write(
             "</div></section>\n<section class=\"files\" id=\"rest\"><h2>Passed and skipped (\(counts.passed + counts.skipped))"
                 + "</h2><div class=\"grid\">\n")
         try thumbnails.copy(rest, to: output, placement: placement)
+        try output.write(Self.chunkEnd(cards: restCards))
         try output.write("</div></section>\n<script>\(HTMLPage.script)</script>\n</body></html>\n")
         try output.commit()
     }

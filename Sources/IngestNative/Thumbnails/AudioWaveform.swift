@@ -13,7 +13,8 @@ package enum AudioWaveform {
     package static let fullDecodeSeconds = 600.0
     static let sampledSeconds = 0.25
 
-    package static func peaks(path: String, demuxer: Demuxer, buckets: Int = 120, timeout: Double = 10) throws -> Result {
+    package static func peaks(path: String, demuxer: Demuxer, buckets: Int = 120, timeout: Double = 10) throws -> Result
+    {
         let input = try MediaInput(path: path, demuxer: demuxer, limits: MediaInputLimits(timeout: timeout))
         guard let stream = input.streams.first(where: { $0.codecType == "audio" }) else {
             throw StillThumbnailer.Failure(description: "no audio stream")
@@ -70,9 +71,10 @@ private final class PeakReader {
             if more && packet.streamIndex != stream { continue }
             _ = try? decoder.send(more ? packet : nil)
             while (try? decoder.receive(frame)) == .ready {
-                let start = frame.bestEffortTimestamp.map {
-                    Double($0) * Double(timeBase.num) / Double(max(1, timeBase.den))
-                } ?? next
+                let start =
+                    frame.bestEffortTimestamp.map {
+                        Double($0) * Double(timeBase.num) / Double(max(1, timeBase.den))
+                    } ?? next
                 next = fold(frame, startingAt: start, into: &peaks)
                 if start > end { return }
             }

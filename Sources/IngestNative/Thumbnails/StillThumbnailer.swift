@@ -21,7 +21,9 @@ package enum StillThumbnailer {
         // The smallest of TurboJPEG's scaled sizes that still covers the target: the IDCT does most of the work.
         var decode = (header.width, header.height)
         for denominator in [8, 4, 2] {
-            let scaled = ((header.width + denominator - 1) / denominator, (header.height + denominator - 1) / denominator)
+            let scaled = (
+                (header.width + denominator - 1) / denominator, (header.height + denominator - 1) / denominator
+            )
             if scaled.0 >= target.width, scaled.1 >= target.height {
                 decode = scaled
                 break
@@ -65,7 +67,8 @@ package enum StillThumbnailer {
                 height: target.height, filter: .area)
             output = try scaler.scale(source)
         }
-        return Thumbnail(width: output.width, height: output.height, stride: output.planes[0].stride, rows: output.storage)
+        return Thumbnail(
+            width: output.width, height: output.height, stride: output.planes[0].stride, rows: output.storage)
     }
 
     private static func read(_ path: String) throws -> [UInt8] {

@@ -43,7 +43,8 @@ package struct Thumbnail: Sendable, Equatable {
         var sum = 0.0
         var squares = 0.0
         for index in 0..<count {
-            let y = 0.299 * Double(rgb[3 * index]) + 0.587 * Double(rgb[3 * index + 1]) + 0.114 * Double(rgb[3 * index + 2])
+            let y =
+                0.299 * Double(rgb[3 * index]) + 0.587 * Double(rgb[3 * index + 1]) + 0.114 * Double(rgb[3 * index + 2])
             sum += y
             squares += y * y
         }

@@ -114,7 +114,8 @@ final class FrameRGBScaler {
         // Non-square pixels (anamorphic DV) are shown at their display aspect.
         let aspect = source.sample_aspect_ratio
         let displayWidth =
-            aspect.num > 0 && aspect.den > 0 ? Int(Double(source.width) * Double(aspect.num) / Double(aspect.den))
+            aspect.num > 0 && aspect.den > 0
+            ? Int(Double(source.width) * Double(aspect.num) / Double(aspect.den))
             : Int(source.width)
         (width, height) = Thumbnail.fitting(width: max(1, displayWidth), height: Int(source.height))
         guard

@@ -65,7 +65,8 @@ import Testing
             let header = try decompressor.header(of: jpeg)
             #expect(max(header.width, header.height) <= 320)
             let rgb = try decompressor.decodeToRGB(jpeg, width: header.width, height: header.height)
-            let thumbnail = Thumbnail(width: rgb.width, height: rgb.height, stride: rgb.planes[0].stride, rows: rgb.storage)
+            let thumbnail = Thumbnail(
+                width: rgb.width, height: rgb.height, stride: rgb.planes[0].stride, rows: rgb.storage)
             #expect(thumbnail.lumaVariance > 300, "a blank thumbnail (\(header.width)×\(header.height))")
             if header.height > header.width { portrait += 1 }
         }

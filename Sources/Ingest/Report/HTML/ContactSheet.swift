@@ -31,7 +31,9 @@ enum ContactSheet {
             case .png: return try picture(StillThumbnailer.png(path: path))
             case .heif: return try picture(StillThumbnailer.heif(path: path))
             case .quicktime, .mp4, .matroska, .webm, .gif, .webp:
-                guard let demuxer = Prober.demuxer(for: kind) else { return .none("no demuxer for \(kind.displayName)") }
+                guard let demuxer = Prober.demuxer(for: kind) else {
+                    return .none("no demuxer for \(kind.displayName)")
+                }
                 // An .mp4/.mov holding only sound (a voice memo saved as .mp4) gets the level strip.
                 do {
                     let video = try VideoThumbnailer.thumbnail(path: path, demuxer: demuxer)
@@ -40,7 +42,9 @@ enum ContactSheet {
                     return try waveform(path: path, demuxer: demuxer)
                 }
             case .m4a, .wav, .mp3, .aac, .flac, .ogg:
-                guard let demuxer = Prober.demuxer(for: kind) else { return .none("no demuxer for \(kind.displayName)") }
+                guard let demuxer = Prober.demuxer(for: kind) else {
+                    return .none("no demuxer for \(kind.displayName)")
+                }
                 return try waveform(path: path, demuxer: demuxer)
             case .empty: return .none("empty file")
             default: return .none("no preview for \(kind.displayName)")

@@ -6,7 +6,9 @@ import Foundation
 enum HTMLCard {
     /// `imageSource` is what a picture's `src` holds (the thumbnail spool's marker, replaced when the page is
     /// written); nil puts the JPEG inline.
-    static func html(_ report: ItemReport, preview: SheetPreview, stages: [String], imageSource: String? = nil) -> String {
+    static func html(_ report: ItemReport, preview: SheetPreview, stages: [String], imageSource: String? = nil)
+        -> String
+    {
         let status = report.status.rawValue
         let rules = report.failures.map { "\($0.stage).\($0.rule.rawValue)" }
         var html =

@@ -97,7 +97,8 @@ final class HTMLReportWriter: ReportWriter {
         for (name, count) in [("failed", counts.failed), ("passed", counts.passed), ("skipped", counts.skipped)] {
             html += "<div class=\"\(name)\"><b>\(count)</b> <span>\(name)</span></div>"
         }
-        html += "<div><b>\(HTMLCard.clock(summary.totalDuration))</b> <span>of media in \(summary.filesWithDuration) files</span></div>"
+        html +=
+            "<div><b>\(HTMLCard.clock(summary.totalDuration))</b> <span>of media in \(summary.filesWithDuration) files</span></div>"
         html += "<div><b>\(ByteSize.format(summary.totalBytes))</b> <span>in all</span></div>"
         html += "</div><div class=\"charts\">"
         html += HTMLSummary.histogram(summary.durationBins, labels: HTMLSummary.durationLabels, title: "Durations")
@@ -109,11 +110,14 @@ final class HTMLReportWriter: ReportWriter {
     /// The run's timings: when the first file started, seconds across files, and each stage's total and longest.
     private func timings() -> String {
         guard !summary.stageOrder.isEmpty else {
-            return "<p class=\"line\">No timings: the files' stages were not timed here (a report from the journal).</p>"
+            return
+                "<p class=\"line\">No timings: the files' stages were not timed here (a report from the journal).</p>"
         }
         var html = "<table class=\"stages\"><caption>Timings"
         if let first = summary.firstStart { html += ": first file started \(htmlEscape(first))" }
-        if let span = summary.span { html += ", last finished \(String(format: "%.2f", span.end - span.start)) s later" }
+        if let span = summary.span {
+            html += ", last finished \(String(format: "%.2f", span.end - span.start)) s later"
+        }
         html += "</caption><tr><th>stage</th><th>files</th><th>seconds</th><th>mean</th><th>longest</th></tr>"
         for name in summary.stageOrder {
             guard let stage = summary.stages[name] else { continue }
@@ -122,7 +126,8 @@ final class HTMLReportWriter: ReportWriter {
                 "<tr><td>\(htmlEscape(name))</td><td>\(stage.files)</td><td>\(String(format: "%.2f", stage.seconds))</td>"
                 + "<td>\(String(format: "%.3f", mean))</td><td>\(String(format: "%.3f", stage.longest))</td></tr>"
         }
-        html += "<tr><td>all files</td><td>\(summary.counts.total)</td><td>\(String(format: "%.2f", summary.fileSeconds))</td>"
+        html +=
+            "<tr><td>all files</td><td>\(summary.counts.total)</td><td>\(String(format: "%.2f", summary.fileSeconds))</td>"
         return html + "<td></td><td></td></tr></table>"
     }
 }

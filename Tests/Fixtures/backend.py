@@ -58,6 +58,8 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
                                                             after the server acted); JSON POST routes only
   {"action": "act_then_hang", "seconds": 30}                process it, then hold the answer that long (a client
                                                             killed meanwhile never learns it was done)
+  {"action": "stream", ...}, {"action": "never_answer", ...}  an answer that drips for ever, a huge or deeply
+                                                            nested one, or none at all: see slow_answers.py
   {"action": "echo", "status": 403}                         refuse with an S3/GCS-style XML error whose Message
                                                             quotes the request line and its Authorization header (as
                                                             servers quoting a signed URL back do): a leak test's bait
@@ -92,6 +94,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import signed_urls
+import slow_answers
 
 SECRET = b"fixture-signing-key"
 SCHEME = "http"
@@ -319,6 +322,12 @@ class Handler(BaseHTTPRequestHandler):
             return True
         if action == "answer_early":
             self.answer_early(fault)
+            return True
+        if action in slow_answers.ACTIONS:  # an answer that drips, or none at all (see slow_answers.py)
+            def record(what):
+                with LOCK:
+                    STATE["requests"].append([self.command, urlsplit(self.path).path, what])
+            slow_answers.apply(self, fault, record)
             return True
         return False
 

@@ -17,8 +17,11 @@ extension JSONValue {
 }
 
 public struct JSONParseError: Error, CustomStringConvertible, Sendable {
+    /// Deepest nesting parsed (each level is a stack frame); deeper text fails with `tooDeep` set.
+    public static let maxDepth = 200
     public var offset: Int
     public var message: String
+    public var tooDeep = false
     public var description: String { "invalid JSON at byte \(offset): \(message)" }
 }
 
@@ -42,7 +45,11 @@ private struct JSONTextParser {
     }
 
     mutating func value(depth: Int) throws -> JSONValue {
-        guard depth < 200 else { throw error("nested too deeply") }
+        guard depth < JSONParseError.maxDepth else {
+            var error = error("nested deeper than \(JSONParseError.maxDepth) levels")
+            error.tooDeep = true
+            throw error
+        }
         guard index < bytes.count else { throw error("unexpected end") }
         switch bytes[index] {
         case UInt8(ascii: "{"):

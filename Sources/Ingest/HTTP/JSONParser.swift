@@ -31,6 +31,12 @@ private struct JSONTextParser {
 
     func error(_ message: String) -> JSONParseError { JSONParseError(offset: index, message: message) }
 
+    func tooDeep() -> JSONParseError {
+        var error = error("nested deeper than \(JSONParseError.maxDepth) levels")
+        error.tooDeep = true
+        return error
+    }
+
     mutating func skipSpace() {
         while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
     }
@@ -45,11 +51,7 @@ private struct JSONTextParser {
     }
 
     mutating func value(depth: Int) throws -> JSONValue {
-        guard depth < JSONParseError.maxDepth else {
-            var error = error("nested deeper than \(JSONParseError.maxDepth) levels")
-            error.tooDeep = true
-            throw error
-        }
+        guard depth < JSONParseError.maxDepth else { throw tooDeep() }
         guard index < bytes.count else { throw error("unexpected end") }
         switch bytes[index] {
         case UInt8(ascii: "{"):

@@ -34,7 +34,8 @@ final class H2Server {
             usleep(20_000)
         }
         guard let found else {
-            stop()
+            if process.isRunning { process.terminate() }
+            folder.remove()
             throw FixtureError(message: "h2server.py did not start (is hypercorn installed? `make deps`)")
         }
         port = found

@@ -8,9 +8,11 @@ import Testing
 @Suite(.serialized) struct HTTP2AnswerTests {
     /// Uploads one 3 MB file with `method: put` to `path` on `server`, over `version`; returns the run's failure and
     /// the number of requests the server saw on that path.
-    func uploadFailure(to path: String, version: String, extra: String = "", name: String) throws -> (
-        failure: [String: Any], requests: Int
-    ) {
+    func uploadFailure(to path: String, version: String = "2", extra: String = ", max_attempts: 3", name: String) throws
+        -> (
+            failure: [String: Any], requests: Int
+        )
+    {
         let server = try H2Server()
         defer { server.stop() }
         let folder = try TemporaryFolder(name)
@@ -22,7 +24,7 @@ import Testing
             version: 1
             name: h2
             stages:
-              - upload: { method: put, url: "\(server.base)\(path)", ca_bundle: "\(server.caBundle)", http_version: "\(version)", backoff: 50ms, max_attempts: 3\(extra) }
+              - upload: { method: put, url: "\(server.base)\(path)", ca_bundle: "\(server.caBundle)", http_version: "\(version)", backoff: 50ms\(extra) }
 
             """)
         let (result, reports) = try runIngestWithReport(
@@ -33,12 +35,13 @@ import Testing
         return (failure, count)
     }
 
-    /// A 413 or 403 answered after 100 bytes of a 3 MB PUT: the report gives the status and the server's words, and
-    /// it is not retried — as over HTTP/1.1, where it already was right.
-    @Test(arguments: [(413, "413 Content Too Large"), (403, "403 Forbidden")], ["2", "1.1"])
-    func anEarlyRefusalIsTheServersAnswer(_ status: (code: Int, line: String), version: String) throws {
-        let (failure, requests) = try uploadFailure(
-            to: "/early/\(status.code)?after=100", version: version, name: "h2-\(status.code)")
+    /// A 413 or 403 answered after 100 bytes of a 3 MB PUT over HTTP/2: the report gives the status and the server's
+    /// words, and it is not retried. (Not over HTTP/1.1 here: hypercorn's HTTP/1.1 resets a connection whose body it
+    /// left unread, sometimes before curl has read the answer.)
+    @Test(arguments: [(413, "413 Content Too Large"), (403, "403 Forbidden")])
+    func anEarlyRefusalIsTheServersAnswer(_ status: (code: Int, line: String)) throws {
+        let version = "2"
+        let (failure, requests) = try uploadFailure(to: "/early/\(status.code)?after=100", name: "h2-\(status.code)")
         #expect(failure["rule"] as? String == "status", "HTTP/\(version): \(failure)")
         let message = failure["message"] as? String ?? ""
         #expect(message.contains("answered \(status.line): too large, go away"), "HTTP/\(version): \(message)")
@@ -47,12 +50,12 @@ import Testing
     }
 
     /// A 200 after 100 bytes of a 3 MB PUT is the partial-delivery failure with its byte counts, whatever ended the
-    /// stream afterwards (hypercorn drops the connection, or stops reading the rest until the stall timeout).
-    @Test(arguments: ["2", "1.1"])
-    func aSuccessBeforeTheWholeBodyIsAPartialDelivery(version: String) throws {
+    /// stream afterwards (hypercorn drops the connection, or stops reading the rest until the stall timeout). (Over
+    /// HTTP/1.1 hypercorn reads the rest and drops it: the client cannot tell that from a delivery.)
+    @Test func aSuccessBeforeTheWholeBodyIsAPartialDelivery() throws {
+        let version = "2"
         let (failure, _) = try uploadFailure(
-            to: "/early/200?after=100", version: version, extra: ", stall_timeout: 2s, max_attempts: 1",
-            name: "h2-200")
+            to: "/early/200?after=100", extra: ", stall_timeout: 2s, max_attempts: 1", name: "h2-200")
         #expect(failure["rule"] as? String == "network", "HTTP/\(version): \(failure)")
         let message = failure["message"] as? String ?? ""
         #expect(message.contains("the server answered 200 after "), "HTTP/\(version): \(message)")

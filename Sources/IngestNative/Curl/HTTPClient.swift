@@ -140,6 +140,9 @@ package final class HTTPTransfer: @unchecked Sendable {
     var responseBody: [UInt8] = []
     var truncated = false
     var responseHeaders: [(name: String, value: String)] = []
+    /// The status of the response whose headers are coming in, and whether a final (non-1xx) one's ended.
+    var headerStatus = 0
+    var answered = false
 
     init(easy: CurlEasy, reader: HTTPBodyReader?, maxResponseBytes: Int) {
         self.easy = easy
@@ -168,31 +171,8 @@ package final class HTTPTransfer: @unchecked Sendable {
         return cancelRequested
     }
 
-    func complete(_ code: CURLcode) {
-        let outcome: Result<HTTPResponse, HTTPError>
-        if code == CURLE_OK {
-            let status = easy.long(CURLINFO_RESPONSE_CODE)
-            let sent = reader == nil ? 0 : easy.offset(CURLINFO_SIZE_UPLOAD_T)
-            if let length = reader?.body.length, sent != length, (200..<300).contains(status) {
-                // curl ends a transfer without error when a 2xx answer arrives before the body is out; only the
-                // count of bytes sent tells a delivered upload from one the server stopped reading. (An error
-                // status before the end is the server's refusal and is left to the caller.)
-                outcome = .failure(.incomplete(status: status, sent: sent, length: length))
-            } else {
-                outcome = .success(
-                    HTTPResponse(
-                        status: status, headers: responseHeaders, body: responseBody, truncated: truncated,
-                        effectiveURL: easy.string(CURLINFO_EFFECTIVE_URL), bytesSent: sent))
-            }
-        } else if let problem = reader?.problem {
-            outcome = .failure(.body(problem))
-        } else if Int32(code.rawValue) == CurlError.abortedByCallback, isCancelled {
-            outcome = .failure(.cancelled)
-        } else {
-            outcome = .failure(.curl(easy.error(for: code)))
-        }
-        fail(outcome)
-    }
+    /// The result of a finished transfer (see `outcome(for:)` in HTTPAnswer.swift).
+    func complete(_ code: CURLcode) { fail(outcome(for: code)) }
 
     func fail(_ outcome: Result<HTTPResponse, HTTPError>) {
         condition.lock()
@@ -233,7 +213,12 @@ private let writeCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, In
         transfer.responseBody.append(
             contentsOf: UnsafeRawBufferPointer(start: data, count: kept).bindMemory(to: UInt8.self))
     }
-    if total > room { transfer.truncated = true }
+    if total > room {
+        // Past the cap: the answer is cut here rather than read to its end (a 200 MB "ticket"); the transfer
+        // ends with CURLE_WRITE_ERROR, which `outcome(for:)` reads as this truncated answer.
+        transfer.truncated = true
+        return 0
+    }
     return total
 }
 
@@ -249,6 +234,10 @@ private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
         transfer.responseHeaders.removeAll()
         transfer.responseBody.removeAll()
         transfer.truncated = false
+        transfer.headerStatus = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        transfer.answered = false
+    } else if line.isEmpty {
+        transfer.answered = transfer.headerStatus >= 200
     } else if let colon = line.firstIndex(of: ":") {
         let name = line[..<colon].trimmingCharacters(in: .whitespaces)
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)

@@ -58,6 +58,14 @@ import Testing
                 yaml: "- request: {\(url), max_elapsed: \(value)}", expected: "max_elapsed must be between 0s and 366d"),
             Field(yaml: "- request: {\(url), backoff: \(value)}", expected: "backoff must be between 0s and 366d"),
             Field(yaml: "- request: {\(url), rate: \(value)}", expected: "rate must be between 1/day and 1000000/s"),
+            Field(
+                yaml: "- request: {\(url), min_speed: \(value)}", expected: "min_speed must be between 1 B and 1 GiB"),
+            Field(
+                yaml: "- request: {\(url), verify: {url: 'http://127.0.0.1:9/v', timeout: \(value)}}",
+                expected: "timeout must be between 0.001s and 1d"),
+            Field(
+                yaml: "- upload: {method: put, \(url), timeout: \(value)}",
+                expected: "timeout must be between 0.001s and 1d"),
         ]
         return (header, stages)
     }

@@ -68,6 +68,12 @@ public struct UploadStage: Stage {
                     doc:
                         "A 403 saying the signed URL or policy expired: `renew` (run the ticket request again, once) or `fail`.",
                     default: "renew"),
+                OptionField(
+                    "timeout", \.network.timeout, range: DurationValue.timeoutRange,
+                    doc:
+                        "Limit for one attempt (one request; for `s3` multipart, one part), answer included. None by "
+                        + "default, as a large file on a slow link may take long: `min_speed` and `stall_timeout` end "
+                        + "an attempt that stalls or trickles in any phase."),
             ] + S3UploadOptions.fields(\.s3) + NetworkOptions.fields(\.network)
         }
 

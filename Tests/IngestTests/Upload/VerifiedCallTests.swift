@@ -235,8 +235,8 @@ import Testing
         }
     }
 
-    @Test func threeWorkersOneKilledMidCompleteEveryVisitCompletedOnce() throws {
-        guard let server = try PostgresServer.sharedIfInstalled() else { return }
+    @Test(.postgres) func threeWorkersOneKilledMidCompleteEveryVisitCompletedOnce() throws {
+        let server = try PostgresServer.shared()
         let url = try server.createDatabase()
         let backend = try FixtureBackend(bearer: "vet-jwt", acceptRepeats: true)
         defer { backend.stop() }

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// Takes the walker's entries a batch at a time and asks a shared journal about the whole batch at once (their
 /// records, and the leases of those not already done), so a worker's `lease` and `record` for each file are answered

@@ -23,7 +23,8 @@ extension PostgresJournal {
             if needsLease(file, record) {
                 wanted.append(file)
             } else {
-                answers[PostgresJournal.key(file.root, file.relativePath)] = AheadAnswer(lease: .granted, record: record)
+                answers[PostgresJournal.key(file.root, file.relativePath)] = AheadAnswer(
+                    lease: .granted, record: record)
             }
         }
         stateLock.withLock { ahead.merge(answers) { _, new in new } }

@@ -132,7 +132,10 @@ extension PostgresJournal {
     /// The row and its first network stage as started, one pipeline: one round trip, one commit.
     public func begin(_ start: JournalStart, stageAt position: Int, name: String) throws -> Int64 {
         let started = stageStartedSQL(
-            file: ("(SELECT id FROM ingest_files WHERE root = $1 AND relative_path = $2)", [start.root, start.relativePath]),
+            file: (
+                "(SELECT id FROM ingest_files WHERE root = $1 AND relative_path = $2)",
+                [start.root, start.relativePath]
+            ),
             position: position, name: name, barrier: true)
         return try withConnection { connection in
             PostgresJournal.id(try connection.pipeline(writeRow(start, state: .running) + started))

@@ -127,7 +127,8 @@ package final class PostgresConnection {
 
     /// A connection left mid-pipeline cannot be used again: `isOK` turns false, so its owner opens a new one.
     private func broken(_ call: String) -> PostgresError {
-        let failure = PostgresError(call: call, message: PostgresConnection.text(PQerrorMessage(handle), hiding: secret))
+        let failure = PostgresError(
+            call: call, message: PostgresConnection.text(PQerrorMessage(handle), hiding: secret))
         isBroken = true
         return failure
     }

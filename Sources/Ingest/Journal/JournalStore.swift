@@ -48,6 +48,22 @@ public protocol JournalStore: AnyObject, Sendable {
     func endLease(root: String, relativePath: String)
     /// Seconds between two looks at files other workers hold, while this worker waits for them to finish.
     var leasePollInterval: Double { get }
+
+    // Batches (default implementations below, for a journal of one machine).
+    var leasesAhead: Bool { get }
+    func leaseAhead(_ files: [JournalFileKey], needsLease: (JournalFileKey, JournalRecord?) -> Bool) throws
+    func begin(_ start: JournalStart, stageAt position: Int, name: String) throws -> Int64
+}
+
+/// A file as the journal keys it: its canonical root and its path under that root.
+public struct JournalFileKey: Sendable, Hashable {
+    public var root: String
+    public var relativePath: String
+
+    public init(root: String, relativePath: String) {
+        self.root = root
+        self.relativePath = relativePath
+    }
 }
 
 /// The journal's answer to `lease`.
@@ -61,6 +77,22 @@ public enum JournalLease: Sendable, Equatable {
 }
 
 extension JournalStore {
+    /// True for a journal that answers `leaseAhead`: the runner then hands it the files a batch at a time.
+    public var leasesAhead: Bool { false }
+
+    /// Asks about the next `files` at once, before workers take them one by one: a shared journal reads their
+    /// records and leases those `needsLease` says need one (not a file done with the same content), so `lease` and
+    /// `record` answer from memory. A journal of one machine has nothing to gain.
+    public func leaseAhead(_ files: [JournalFileKey], needsLease: (JournalFileKey, JournalRecord?) -> Bool) throws {}
+
+    /// Journals the file's row (`begin`) and its first network stage as started (`stageStarted`, a barrier) before
+    /// that stage runs; a shared journal does both in one request.
+    public func begin(_ start: JournalStart, stageAt position: Int, name: String) throws -> Int64 {
+        let id = try begin(start)
+        try stageStarted(fileID: id, position: position, name: name, barrier: true)
+        return id
+    }
+
     /// A file that failed before it began (no network stage ran, nothing left the machine) gives its dedupe key
     /// back, so another copy of its content may go ahead at once.
     func releaseKey(of start: JournalStart, id: Int64?, state: JournalState) {

@@ -6,39 +6,16 @@ import IngestNative
 extension PostgresJournal {
     public var leasePollInterval: Double { min(max(leaseSeconds / 4, 0.1), 5) }
 
+    /// The answer `leaseAhead` prepared, or the file leased alone (its record read with it, for `record`).
     public func lease(root: String, relativePath: String) throws -> JournalLease {
-        let answer: JournalLease = try transaction { connection in
-            try connection.execute(
-                "INSERT INTO ingest_leases(root, relative_path, owner) VALUES ($1, $2, '') ON CONFLICT DO NOTHING",
-                [root, relativePath])
-            let rows = try connection.execute(
-                """
-                SELECT owner, expires_at IS NOT NULL AND expires_at > now(), expires_at IS NULL
-                    AND finished_at >= $3::timestamptz
-                FROM ingest_leases WHERE root = $1 AND relative_path = $2 FOR UPDATE SKIP LOCKED
-                """, [root, relativePath, runStart])
-            // Locked: another worker is taking or giving back this very file right now.
-            guard let row = rows.first else { return .heldElsewhere(owner: "another worker") }
-            let holder = row[0] ?? ""
-            if holder != owner && row[1] == "t" { return .heldElsewhere(owner: holder) }
-            if holder != owner && row[2] == "t" { return .handledElsewhere(owner: holder) }
-            try connection.execute(
-                """
-                UPDATE ingest_leases SET owner = $3, expires_at = now() + make_interval(secs => $4::float8),
-                    finished_at = NULL
-                WHERE root = $1 AND relative_path = $2
-                """, [root, relativePath, owner, String(leaseSeconds)])
-            return .granted
-        }
-        if answer == .granted {
-            stateLock.lock()
-            held.insert(PostgresJournal.key(root, relativePath))
-            stateLock.unlock()
-        }
-        return answer
+        let key = PostgresJournal.key(root, relativePath)
+        if let answer = aheadLease(key) { return answer }
+        try leaseAll([JournalFileKey(root: root, relativePath: relativePath)])
+        return aheadLease(key) ?? .heldElsewhere(owner: "another worker")
     }
 
     public func endLease(root: String, relativePath: String) {
+        _ = aheadRecord(PostgresJournal.key(root, relativePath))
         guard takeHeld(root, relativePath) else { return }
         _ = try? withConnection { connection in
             try connection.execute(PostgresJournal.releaseSQL, [root, relativePath, owner])
@@ -97,6 +74,7 @@ extension PostgresJournal {
         stopped = true
         let leftover = held
         held.removeAll()
+        ahead.removeAll()
         stateLock.broadcast()
         stateLock.unlock()
         if !leftover.isEmpty {

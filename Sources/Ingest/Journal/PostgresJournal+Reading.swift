@@ -9,7 +9,9 @@ extension PostgresJournal {
     }
 
     public func record(root: String, relativePath: String) throws -> JournalRecord? {
-        try withConnection { connection in
+        // Read with the file's lease, or with its batch when it needs none.
+        if let known = aheadRecord(PostgresJournal.key(root, relativePath)) { return known }
+        return try withConnection { connection in
             try connection.execute(
                 "SELECT \(JournalSchema.recordColumns) FROM ingest_files WHERE root = $1 AND relative_path = $2",
                 [root, relativePath]

@@ -1,7 +1,8 @@
 import Foundation
 import IngestNative
 
-/// The shared journal's writes: each one commits before it returns (the database is the queue: no batching).
+/// The shared journal's writes: each one commits before it returns (the database is the queue), the statements of
+/// one write sent together in one pipeline — one round trip, one transaction.
 extension PostgresJournal {
     public func setMeta(_ key: String, _ value: String) throws {
         try withConnection { connection in
@@ -72,10 +73,11 @@ extension PostgresJournal {
         }
     }
 
+    /// The statement that writes the file's row from `start` (inserted, or updated in place) and returns its id.
     func upsert(
-        _ connection: PostgresConnection, _ start: JournalStart, state: JournalState, countAttempt: Bool,
-        failures: String? = nil, reason: String? = nil, facts: String? = nil
-    ) throws -> Int64 {
+        _ start: JournalStart, state: JournalState, countAttempt: Bool, failures: String? = nil,
+        reason: String? = nil, facts: String? = nil
+    ) -> (sql: String, parameters: [String?]) {
         let values: [String?] = [
             start.root, start.relativePath, start.path, String(start.size), String(start.modified),
             String(Int64(bitPattern: start.inode)), start.sha256, start.pipeline, start.configHash,
@@ -83,8 +85,7 @@ extension PostgresJournal {
             String(JournalRow.now),
             start.keepStages ? "1" : "0", state.rawValue, countAttempt ? "1" : "0", failures, reason, facts,
         ]
-        let rows = try connection.execute(
-            """
+        let sql = """
             INSERT INTO ingest_files(root, relative_path, path, size, mtime_ns, inode, sha256, pipeline, config_hash,
                 state, attempts, template_values, dedupe_key, run_id, updated_at, failures, reason, facts)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $15, 1, $10, $11, $12, $13, $17, $18, $19)
@@ -95,17 +96,49 @@ extension PostgresJournal {
                 side_effects = CASE WHEN $14::integer = 1 THEN ingest_files.side_effects ELSE 0 END, run_id = $12,
                 updated_at = $13
             RETURNING id
-            """, values)
-        return Int64(rows.first?.first.flatMap { $0 } ?? "") ?? 0
+            """
+        return (sql, values)
     }
 
+    /// The file's row written from `start` and, for a file that starts afresh, its old stage rows deleted: the
+    /// statements, to send in one pipeline (the delete finds the row by its path, so it needs no id first).
+    func writeRow(
+        _ start: JournalStart, state: JournalState, failures: String? = nil, reason: String? = nil,
+        facts: String? = nil
+    ) -> [(sql: String, parameters: [String?])] {
+        var statements = [
+            upsert(start, state: state, countAttempt: true, failures: failures, reason: reason, facts: facts)
+        ]
+        if !start.keepStages, start.existingID != nil {
+            statements.append(
+                (
+                    """
+                    DELETE FROM ingest_stages WHERE file_id =
+                        (SELECT id FROM ingest_files WHERE root = $1 AND relative_path = $2)
+                    """, [start.root, start.relativePath]
+                ))
+        }
+        return statements
+    }
+
+    static func id(_ answers: [[[String?]]]) -> Int64 { Int64(answers.first?.first?.first.flatMap { $0 } ?? "") ?? 0 }
+
     public func begin(_ start: JournalStart) throws -> Int64 {
-        try transaction { connection in
-            let id = try upsert(connection, start, state: .running, countAttempt: true)
-            if !start.keepStages, start.existingID != nil {
-                try connection.execute("DELETE FROM ingest_stages WHERE file_id = $1", [String(id)])
-            }
-            return id
+        try withConnection { connection in
+            PostgresJournal.id(try connection.pipeline(writeRow(start, state: .running)))
+        }
+    }
+
+    /// The row and its first network stage as started, one pipeline: one round trip, one commit.
+    public func begin(_ start: JournalStart, stageAt position: Int, name: String) throws -> Int64 {
+        let started = stageStartedSQL(
+            file: (
+                "(SELECT id FROM ingest_files WHERE root = $1 AND relative_path = $2)",
+                [start.root, start.relativePath]
+            ),
+            position: position, name: name, barrier: true)
+        return try withConnection { connection in
+            PostgresJournal.id(try connection.pipeline(writeRow(start, state: .running) + started))
         }
     }
 
@@ -117,9 +150,11 @@ extension PostgresJournal {
         let failureText = JournalRow.json(failures)
         let factsText = JournalRow.json(facts)
         let leased = takeHeld(start.root, start.relativePath)
-        try transaction { connection in
-            if let id {
-                try connection.execute(
+        _ = aheadRecord(PostgresJournal.key(start.root, start.relativePath))
+        var statements: [(sql: String, parameters: [String?])]
+        if let id {
+            statements = [
+                (
                     """
                     UPDATE ingest_files SET state = $2, failures = $3, reason = $4, facts = $5,
                         sha256 = COALESCE($6, sha256),
@@ -129,35 +164,44 @@ extension PostgresJournal {
                     """,
                     [
                         String(id), state.rawValue, failureText, reason, factsText, start.sha256,
-                        String(JournalRow.now),
-                        JournalRow.json(start.templateValues),
-                    ])
-            } else {
-                let fileID = try upsert(
-                    connection, start, state: state, countAttempt: true, failures: failureText, reason: reason,
-                    facts: factsText)
-                if !start.keepStages, start.existingID != nil {
-                    try connection.execute("DELETE FROM ingest_stages WHERE file_id = $1", [String(fileID)])
-                }
-            }
-            // The result and the end of the lease commit together: no other worker takes an unrecorded file.
-            if leased { try connection.execute(PostgresJournal.releaseSQL, [start.root, start.relativePath, owner]) }
+                        String(JournalRow.now), JournalRow.json(start.templateValues),
+                    ]
+                )
+            ]
+        } else {
+            statements = writeRow(start, state: state, failures: failureText, reason: reason, facts: factsText)
         }
+        // The result and the end of the lease commit together: no other worker takes an unrecorded file.
+        if leased { statements.append((PostgresJournal.releaseSQL, [start.root, start.relativePath, owner])) }
+        try withConnection { connection in _ = try connection.pipeline(statements) }
     }
 
     public func stageStarted(fileID: Int64, position: Int, name: String, barrier: Bool) throws {
-        try transaction { connection in
-            try connection.execute(
+        let statements = stageStartedSQL(
+            file: ("$1::bigint", [String(fileID)]), position: position, name: name, barrier: barrier)
+        try withConnection { connection in _ = try connection.pipeline(statements) }
+    }
+
+    /// The statements that journal a stage as started, for the file `file` names: SQL giving its id (a parameter or
+    /// a subquery) with the parameters that SQL uses, numbered from `$1`.
+    func stageStartedSQL(
+        file: (sql: String, parameters: [String?]), position: Int, name: String, barrier: Bool
+    ) -> [(sql: String, parameters: [String?])] {
+        let next = file.parameters.count
+        var statements: [(sql: String, parameters: [String?])] = [
+            (
                 """
                 INSERT INTO ingest_stages(file_id, position, name, status, attempts, updated_at)
-                VALUES ($1, $2, $3, 'started', 1, $4)
-                ON CONFLICT(file_id, position) DO UPDATE SET name = $3, status = 'started',
-                    attempts = ingest_stages.attempts + 1, outputs = NULL, error = NULL, updated_at = $4
-                """, [String(fileID), String(position), name, String(JournalRow.now)])
-            if barrier {
-                try connection.execute("UPDATE ingest_files SET side_effects = 1 WHERE id = $1", [String(fileID)])
-            }
+                VALUES (\(file.sql), $\(next + 1), $\(next + 2), 'started', 1, $\(next + 3))
+                ON CONFLICT(file_id, position) DO UPDATE SET name = $\(next + 2), status = 'started',
+                    attempts = ingest_stages.attempts + 1, outputs = NULL, error = NULL, updated_at = $\(next + 3)
+                """, file.parameters + [String(position), name, String(JournalRow.now)]
+            )
+        ]
+        if barrier {
+            statements.append(("UPDATE ingest_files SET side_effects = 1 WHERE id = \(file.sql)", file.parameters))
         }
+        return statements
     }
 
     public func stageFinished(

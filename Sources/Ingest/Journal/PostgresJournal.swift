@@ -8,9 +8,10 @@ import IngestNative
 /// (a row another worker is claiming at that instant is skipped, not waited for), then taken if it is free, was
 /// given back, or expired. A background thread renews this worker's leases every third of the lease time, so a
 /// lease only expires when its worker stopped — a crash, a `kill -9`, a lost network — and another worker then takes
-/// the file over. Every write is committed at once (the database is the queue: no batching), and the file's
-/// result and the end of its lease are one transaction, so no other worker can take a file whose result is not
-/// yet recorded.
+/// the file over. Work is taken in batches (`leaseAhead`: the records of the next files in one request, the leases
+/// of those not done in another). Every write commits before it returns, its statements sent in one pipeline, and
+/// the file's result and the end of its lease are one transaction, so no other worker can take a file whose result
+/// is not yet recorded.
 public final class PostgresJournal: @unchecked Sendable, JournalStore {
     /// The URL with its password redacted: what every message shows.
     public let path: String
@@ -27,11 +28,16 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
     var runStart = ""
     let poolLock = NSLock()
     var pool: [PostgresConnection] = []
-    /// Guards `held`, `claims`, `stopped`.
+    /// Round trips to the server for the run's work (lease renewals aside): what each file costs (`poolLock`).
+    private var roundTripCount = 0
+    var roundTrips: Int { poolLock.withLock { roundTripCount } }
+    /// Guards `held`, `claims`, `ahead`, `stopped`.
     let stateLock = NSCondition()
     /// Files this worker holds a lease on (`root\0relative`).
     var held: Set<String> = []
     var claims: [String: String] = [:]
+    /// What `leaseAhead` found for files this worker has not asked about yet (`stateLock`).
+    var ahead: [String: AheadAnswer] = [:]
     var stopped = false
     var renewer: Thread?
     var workLock: FileLock?
@@ -135,12 +141,12 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
         poolLock.unlock()
         do {
             let connection = try pooled ?? PostgresConnection(conninfo: conninfo, secret: secret)
+            let before = connection.roundTrips
             defer {
-                if connection.isOK {
-                    poolLock.lock()
-                    pool.append(connection)
-                    poolLock.unlock()
-                }
+                poolLock.lock()
+                roundTripCount += connection.roundTrips - before
+                if connection.isOK { pool.append(connection) }
+                poolLock.unlock()
             }
             return try body(connection)
         } catch let error as PostgresError {

@@ -192,6 +192,15 @@ final class JournalSession: @unchecked Sendable {
         return same
     }
 
+    /// True when `record` says the file at `status` is done under this pipeline with this very content (its size,
+    /// mtime and inode), and `prepare` will skip it: what needs no lease on a shared journal.
+    func isDone(_ record: JournalRecord, status: FileStatus) -> Bool {
+        guard resume == .resume, record.configHash == pipeline.configHash,
+            record.state == .done || (record.state == .skipped && record.duplicateOf == nil)
+        else { return false }
+        return record.size == status.size && record.modified == status.modified && record.inode == status.inode
+    }
+
     /// Why the file needs no run (done before with the same content, or not failed under `--retry-failed`) and the
     /// facts its report shows; nil when it runs.
     private func skipReason(_ record: JournalRecord?, sameContent: Bool) -> (text: String, facts: JSONObject)? {

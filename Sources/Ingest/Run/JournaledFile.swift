@@ -32,11 +32,12 @@ final class JournaledFile: @unchecked Sendable {
 
     /// Journals a network stage as started; the row goes in first, with the uuid and date the stage's templates use.
     func stageStarted(position: Int, name: String, item: Item) throws {
-        if id == nil {
+        guard let id else {
             start.sha256 = item.knownSHA256
-            id = try store.begin(start)
+            id = try store.begin(start, stageAt: position, name: name)
+            return
         }
-        try store.stageStarted(fileID: id ?? 0, position: position, name: name, barrier: true)
+        try store.stageStarted(fileID: id, position: position, name: name, barrier: true)
     }
 
     /// Journals how a network stage ended, with what it added to the item's facts since `before`.

@@ -77,10 +77,13 @@ public final class Runner: @unchecked Sendable {
                 }
                 return nil
             }, summary: &summary, onItem: onItem)
-        // Files other workers held (a shared journal), waited for until they are finished or their lease expires,
+        // Files other workers held (a shared journal), waited for until they are finished or their lease expires —
+        // asked again soon at first (most are small files another worker is finishing), then less and less often —
         // and files whose cut-short call may still be in flight, taken up again once it cannot be.
+        var pause = 0.05
         while failure == nil, !cancellation.isCancelled, let session {
-            guard let due = takeDue(pollInterval: session.leasePollInterval) else { break }
+            guard let due = takeDue(pollInterval: min(pause, session.leasePollInterval)) else { break }
+            pause *= 2
             var iterator = due.makeIterator()
             failure = drain(next: { iterator.next() }, summary: &summary, onItem: onItem)
         }
@@ -120,7 +123,9 @@ public final class Runner: @unchecked Sendable {
         let workers = min(max(1, pipeline.concurrency), Pipeline.maxConcurrency)
         // Reports wait here in path order. A roomy window keeps the workers going while the report writer or the
         // journal's writer has the core (4 per worker left them waiting on it; a report is small).
-        let queue = WorkQueue(next: next, window: workers * 64)
+        // A shared journal is asked about the files a batch at a time, as the workers come to them.
+        let source = session.map { $0.leasingAhead(next, workers: workers) } ?? next
+        let queue = WorkQueue(next: source, window: workers * 64)
         cancellation.onCancel { queue.cancel() }
         startWorker(0, of: workers, queue: queue)
         var failure: Error?

@@ -53,10 +53,15 @@ package final class PostgresConnection {
 
     deinit { PQfinish(handle) }
 
+    /// Requests sent and answered on this connection (a statement, a script, a pipeline): what a journal's cost per
+    /// file is counted in, since each is one wait for the server.
+    package private(set) var roundTrips = 0
+
     /// Runs one statement with `$1`, `$2` … bound to `parameters` (nil is NULL) and returns its rows, each column as
     /// text or nil. A statement that returns no rows gives an empty array.
     @discardableResult
     package func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> [[String?]] {
+        roundTrips += 1
         let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }
         let result: OpaquePointer? = copies.withUnsafeBufferPointer { buffer in
@@ -70,13 +75,79 @@ package final class PostgresConnection {
                 message: PostgresConnection.text(PQerrorMessage(handle), hiding: secret))
         }
         defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+        if let failure = failure(of: result, sql: sql) { throw failure }
+        return PostgresConnection.rows(of: result)
+    }
+
+    /// Runs `statements` (each with its parameters, as `execute`) in one round trip — libpq's pipeline mode, one
+    /// sync at the end — as one implicit transaction: all of them commit, or none (the first failure is thrown).
+    /// Their rows come back in order. Keep pipelines short: in blocking mode, answers must fit the socket buffers.
+    package func pipeline(_ statements: [(sql: String, parameters: [String?])]) throws(PostgresError) -> [[[String?]]] {
+        roundTrips += 1
+        guard PQenterPipelineMode(handle) == 1 else {
             throw PostgresError(
-                call: PostgresConnection.shorten(sql), sqlState: state,
-                message: PostgresConnection.text(PQresultErrorMessage(result), hiding: secret))
+                call: "PQenterPipelineMode", message: PostgresConnection.text(PQerrorMessage(handle), hiding: secret))
         }
+        for (sql, parameters) in statements {
+            let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
+            defer { copies.forEach { free($0) } }
+            let sent = copies.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
+                    PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
+                }
+            }
+            guard sent == 1 else { throw broken(PostgresConnection.shorten(sql)) }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw broken("PQpipelineSync") }
+        var answers: [[[String?]]] = []
+        var firstFailure: PostgresError?
+        for (sql, _) in statements {
+            var rows: [[String?]] = []
+            // Each statement's results, then nil.
+            while let result = PQgetResult(handle) {
+                if let failure = failure(of: result, sql: sql) {
+                    firstFailure = firstFailure ?? failure
+                } else {
+                    rows += PostgresConnection.rows(of: result)
+                }
+                PQclear(result)
+            }
+            answers.append(rows)
+        }
+        // The sync's own result ends the pipeline.
+        while let result = PQgetResult(handle) {
+            let synced = PQresultStatus(result) == PGRES_PIPELINE_SYNC
+            PQclear(result)
+            if synced { break }
+        }
+        guard PQexitPipelineMode(handle) == 1 else { throw broken("PQexitPipelineMode") }
+        if let firstFailure { throw firstFailure }
+        return answers
+    }
+
+    /// A connection left mid-pipeline cannot be used again: `isOK` turns false, so its owner opens a new one.
+    private func broken(_ call: String) -> PostgresError {
+        let failure = PostgresError(
+            call: call, message: PostgresConnection.text(PQerrorMessage(handle), hiding: secret))
+        isBroken = true
+        return failure
+    }
+
+    private var isBroken = false
+
+    /// The server's error for `result`, nil when it succeeded (a statement skipped after an earlier failure in
+    /// a pipeline is no error of its own).
+    private func failure(of result: OpaquePointer, sql: String) -> PostgresError? {
+        let status = PQresultStatus(result)
+        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_PIPELINE_ABORTED { return nil }
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
+        return PostgresError(
+            call: PostgresConnection.shorten(sql), sqlState: state,
+            message: PostgresConnection.text(PQresultErrorMessage(result), hiding: secret))
+    }
+
+    /// A result's rows, each column as text or nil.
+    private static func rows(of result: OpaquePointer) -> [[String?]] {
         let rowCount = PQntuples(result)
         let columnCount = PQnfields(result)
         var rows: [[String?]] = []
@@ -98,6 +169,7 @@ package final class PostgresConnection {
 
     /// Runs statements separated by `;` with no parameters (`PQexec`): schema, BEGIN/COMMIT.
     package func run(script sql: String) throws(PostgresError) {
+        roundTrips += 1
         guard let result = PQexec(handle, sql) else {
             throw PostgresError(
                 call: PostgresConnection.shorten(sql),
@@ -114,7 +186,7 @@ package final class PostgresConnection {
     }
 
     /// False once the server closed the connection (a restart): the owner opens a new one.
-    package var isOK: Bool { PQstatus(handle) == CONNECTION_OK }
+    package var isOK: Bool { !isBroken && PQstatus(handle) == CONNECTION_OK }
 
     private static func text(_ message: UnsafePointer<CChar>?, hiding secret: String?) -> String {
         var text = message.map { String(cString: $0) } ?? "unknown error"

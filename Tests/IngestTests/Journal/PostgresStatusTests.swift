@@ -7,8 +7,8 @@ import Testing
 /// `ingest status` on a PostgreSQL journal: a `running` file under a live lease is in progress, held by that
 /// worker's pid on its host; one whose worker stopped renewing (its lease expired) is interrupted.
 @Suite struct PostgresStatusTests {
-    @Test func aLiveLeaseIsInProgressAnExpiredOneIsInterrupted() throws {
-        guard let server = try PostgresServer.sharedIfInstalled() else { return }
+    @Test(.postgres) func aLiveLeaseIsInProgressAnExpiredOneIsInterrupted() throws {
+        let server = try PostgresServer.shared()
         let url = try server.createDatabase()
         func start(_ name: String) -> JournalStart {
             JournalStart(

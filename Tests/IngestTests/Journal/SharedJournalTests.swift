@@ -87,14 +87,12 @@ import Testing
 
 /// The journal in PostgreSQL (Debian's server, started by the test process): the same resume behaviour as SQLite,
 /// leases that hand each file to one worker and pass to another when a worker stops, and a password that never
-/// shows. Without the server's binaries the tests say so and pass (CI installs them).
+/// shows. Without the server's binaries those tests are skipped, and shown so (CI installs them).
 @Suite(.serialized) struct PostgresJournalTests {
     let ingest = TestPaths.ingest
 
-    /// The server, or nil (printed) when PostgreSQL is not installed.
-    func server(_ test: String = #function) throws -> PostgresServer? {
-        try PostgresServer.sharedIfInstalled(test)
-    }
+    /// The server (the tests that use it are enabled only where PostgreSQL is installed: `.postgres`).
+    func server() throws -> PostgresServer { try PostgresServer.shared() }
 
     func pipeline(_ yaml: String) throws -> Pipeline {
         try Pipeline.parse(yaml: "version: 1\nname: pg-test\n" + yaml, source: "test.yml", environment: [:])
@@ -114,7 +112,10 @@ import Testing
             #expect(redacted.display == display)
             #expect(redacted.password == password)
         }
-        guard let server = try server() else { return }
+    }
+
+    @Test(.postgres) func aWrongDatabaseIsNamedWithoutThePassword() throws {
+        let server = try server()
         // A wrong database: libpq's message is kept, the password is not shown.
         let url = server.url(database: "no_such_database")
         do {
@@ -130,8 +131,8 @@ import Testing
         #expect(cli.stderr.contains("REDACTED") && !cli.stderr.contains(server.password), "\(cli.stderr)")
     }
 
-    @Test func aSecondRunSkipsWhatTheFirstFinished() throws {
-        guard let server = try server() else { return }
+    @Test(.postgres) func aSecondRunSkipsWhatTheFirstFinished() throws {
+        let server = try server()
         let url = try server.createDatabase()
         let folder = try TemporaryFolder("pg-resume")
         defer { folder.remove() }
@@ -162,8 +163,8 @@ import Testing
         #expect(record.size == 15)
     }
 
-    @Test func aLeaseIsExclusiveAndPassesOnWhenItsWorkerStops() throws {
-        guard let server = try server() else { return }
+    @Test(.postgres) func aLeaseIsExclusiveAndPassesOnWhenItsWorkerStops() throws {
+        let server = try server()
         let url = try server.createDatabase()
         let stuck = try PostgresJournal(url: url, writer: true, leaseSeconds: 1, workLockPath: nil, renews: false)
         let other = try PostgresJournal(url: url, leaseSeconds: 30)
@@ -194,8 +195,8 @@ import Testing
     /// its worker holds the file's lease, though nothing of that file is journaled yet, so the second copy is a
     /// duplicate. A key given back (its file failed before anything was sent) is free at once; the key of a worker
     /// that stopped is free once its lease expired.
-    @Test func aDedupeKeyClaimedOnOneWorkerHoldsOnAnother() throws {
-        guard let server = try server() else { return }
+    @Test(.postgres) func aDedupeKeyClaimedOnOneWorkerHoldsOnAnother() throws {
+        let server = try server()
         let url = try server.createDatabase()
         let first = try PostgresJournal(url: url, leaseSeconds: 30)
         let second = try PostgresJournal(url: url, leaseSeconds: 30)
@@ -230,8 +231,8 @@ import Testing
     /// mid-run. The other two finish the batch, taking over the killed worker's files once their leases expire:
     /// every file is stored once, every callback is delivered once, no ticket is asked for twice except those the
     /// killed worker had in flight, and no file was worked on by two live workers.
-    @Test func threeWorkersOneKilledEveryFileDoneOnce() throws {
-        guard let server = try server() else { return }
+    @Test(.postgres) func threeWorkersOneKilledEveryFileDoneOnce() throws {
+        let server = try server()
         let url = try server.createDatabase()
         // Each callback's answer is held a moment after the server acted on it, so the killed worker most likely
         // has one in that state (its repeat must be refused and count as done).
@@ -309,8 +310,8 @@ import Testing
     }
 
     /// A ticket renewed by an upload replaces the journaled one before the upload starts, in PostgreSQL too.
-    @Test func aRenewedTicketIsJournaledBeforeItsUpload() throws {
-        guard let server = try server() else { return }
+    @Test(.postgres) func aRenewedTicketIsJournaledBeforeItsUpload() throws {
+        let server = try server()
         let url = try server.createDatabase()
         // Opened once the run has made the tables.
         var observer: PostgresJournal?

@@ -1,5 +1,6 @@
 import Foundation
 import IngestNative
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -50,23 +51,20 @@ final class PostgresServer: @unchecked Sendable {
         return try instance!.get()
     }
 
-    /// The shared server, or nil (printed) when PostgreSQL is not installed: the test then does not run.
-    static func sharedIfInstalled(_ test: String = #function) throws -> PostgresServer? {
-        do {
-            return try shared()
-        } catch let failure as Failure {
-            if case .notInstalled = failure {
-                print("\(test): not run: \(failure)")
-                return nil
-            }
-            throw failure
-        }
-    }
+    /// True when PostgreSQL's binaries are there: tests that need the server are enabled by it (`.postgres`), so
+    /// without them they show as skipped rather than passing having checked nothing.
+    static var isInstalled: Bool { (try? findBinaries()) != nil }
 
-    /// The folder holding initdb, pg_ctl: `INGEST_PG_BIN`, else the newest /usr/lib/postgresql/N/bin.
+    /// The folder holding initdb, pg_ctl: `INGEST_PG_BIN` when set (only it), else the newest
+    /// /usr/lib/postgresql/N/bin.
     static func findBinaries() throws -> String {
         var searched: [String] = []
-        if let explicit = ProcessInfo.processInfo.environment["INGEST_PG_BIN"] { searched.append(explicit) }
+        if let explicit = ProcessInfo.processInfo.environment["INGEST_PG_BIN"] {
+            guard FileManager.default.isExecutableFile(atPath: explicit + "/initdb") else {
+                throw Failure.notInstalled(searched: [explicit])
+            }
+            return explicit
+        }
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
             searched.append("/usr/lib/postgresql/\(version)/bin")
@@ -175,5 +173,14 @@ final class PostgresServer: @unchecked Sendable {
         kill(watchdog.processIdentifier, SIGTERM)
         watchdog.waitUntilExit()
         throw Failure.didNotStart("\(lastError)\n--- log ---\n\(log)")
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For a test that needs the PostgreSQL server: skipped (and shown so) where PostgreSQL is not installed.
+    static var postgres: Self {
+        .enabled(
+            if: PostgresServer.isInstalled,
+            "PostgreSQL is not installed (apt install postgresql, or set INGEST_PG_BIN to the folder of its initdb)")
     }
 }

@@ -235,8 +235,8 @@ import Testing
         }
     }
 
-    @Test func threeWorkersOneKilledMidCompleteEveryVisitCompletedOnce() throws {
-        guard let server = try PostgresServer.sharedIfInstalled() else { return }
+    @Test(.postgres) func threeWorkersOneKilledMidCompleteEveryVisitCompletedOnce() throws {
+        let server = try PostgresServer.shared()
         let url = try server.createDatabase()
         let backend = try FixtureBackend(bearer: "vet-jwt", acceptRepeats: true)
         defer { backend.stop() }
@@ -300,6 +300,8 @@ import Testing
             let text = (try? String(contentsOfFile: folder.path + "/w\(number).jsonl", encoding: .utf8)) ?? ""
             for line in text.split(separator: "\n") where line.contains("/\(name)\"") {
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                // The survivor that finished it (the other may report it as already done, with its facts).
+                guard object?["status"] as? String == "passed" else { continue }
                 notes += ((object?["facts"] as? [String: Any])?["notes"] as? [String]) ?? []
             }
         }

@@ -1,0 +1,105 @@
+import Foundation
+import IngestNative
+import Testing
+
+@testable import Ingest
+
+/// The SQLite journal at scale (issue 19): its write-ahead log is folded back as a run goes, whatever lookups the
+/// workers make, so it stays bounded and a run's cost per file stays flat. Sizes only: speed is in
+/// `Benchmarks/journal.sh`.
+@Suite struct JournalScaleTests {
+    static func start(_ index: Int) -> JournalStart {
+        JournalStart(
+            root: "/media", relativePath: "f\(index).txt", path: "media/f\(index).txt", size: 10, modified: 1,
+            inode: UInt64(index), sha256: nil, pipeline: "p", configHash: "c", templateValues: [:], dedupeKey: nil,
+            keepStages: false, existingID: nil)
+    }
+
+    /// `PRAGMA wal_checkpoint(PASSIVE)` from a connection of its own: (frames in the log, frames folded back).
+    static func checkpoint(_ path: String) throws -> (log: Int64, folded: Int64) {
+        let other = try Database(path: path, create: false)
+        let row = try #require(try other.prepare("PRAGMA wal_checkpoint(PASSIVE)").rows().first)
+        return (row[1].int ?? -1, row[2].int ?? -1)
+    }
+
+    /// A lookup must not leave a read transaction open on its pooled connection: one did (a snapshot renewed every
+    /// 5,000 lookups, and the run's first lookup, `knows(root:)`, was its only one for a new batch), and no
+    /// checkpoint could fold back any frame written after it — the log grew to 227 MB over 10,000 files.
+    @Test func lookupsLeaveTheLogFreeToBeFoldedBack() throws {
+        let folder = try TemporaryFolder("wal-fold")
+        defer { folder.remove() }
+        let path = folder.path + "/journal.sqlite"
+        let journal = try SQLiteJournal(path: path)
+        #expect(try journal.knows(root: "/media") == false)
+        #expect(try journal.record(root: "/media", relativePath: "none.txt") == nil)
+        for index in 0..<300 {
+            try journal.finish(Self.start(index), id: nil, state: .done, failures: [], reason: nil, facts: [:])
+        }
+        try journal.commit()
+        let folded = try Self.checkpoint(path)
+        #expect(folded.log > 0)
+        #expect(folded.folded == folded.log, "the run's read connections held back the checkpoint")
+        // And after lookups between the batches, as a resumed run makes them.
+        for index in 300..<600 {
+            _ = try journal.record(root: "/media", relativePath: "f\(index - 300).txt")
+            try journal.finish(Self.start(index), id: nil, state: .done, failures: [], reason: nil, facts: [:])
+        }
+        try journal.commit()
+        let again = try Self.checkpoint(path)
+        #expect(again.folded == again.log, "the run's read connections held back the checkpoint")
+        try journal.close()
+    }
+
+    /// A run over 2,000 small files keeps its write-ahead log within a few MiB from start to end (it grew by
+    /// about 20 KiB a file, without bound, while a read connection held a snapshot).
+    @Test func theLogStaysBoundedThroughARun() throws {
+        let folder = try TemporaryFolder("wal-bound")
+        defer { folder.remove() }
+        for index in 0..<2_000 {
+            try folder.file("media/d\(index % 20)/f\(index).txt", "small file \(index)\n")
+        }
+        let pipeline = try Pipeline.parse(
+            yaml: "version: 1\nname: wal\nconcurrency: 2\nstages:\n  - validate: { extensions: [txt], sniff: false }\n",
+            source: "test.yml", environment: [:])
+        let path = folder.path + "/.ingest/journal.sqlite"
+        let sampler = LogSizeSampler(path: path + "-wal")
+        let journal = try SQLiteJournal(path: path)
+        let runner = Runner(
+            pipeline: pipeline, settings: RunSettings(workDirectory: folder.path + "/.ingest/work", environment: [:]),
+            journal: journal, resume: .resume)
+        var passed = 0
+        try runner.run(paths: [folder.path + "/media"]) { if $0.status == .passed { passed += 1 } }
+        let peak = sampler.stop()
+        try journal.close()
+        #expect(passed == 2_000)
+        // SQLite folds the log back every 1,000 pages (4 MiB) and cuts it to 8 MiB; a batch adds at most ~2 MiB.
+        #expect(peak < 12 << 20, "the write-ahead log reached \(peak >> 20) MiB")
+        #expect(try SQLiteJournal(path: path, writer: false, create: false).counts() == [.done: 2_000])
+    }
+}
+
+/// Watches a file's size from a thread of its own, keeping the largest seen.
+private final class LogSizeSampler: @unchecked Sendable {
+    private let lock = NSLock()
+    private var peak: Int64 = 0
+    private var stopped = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(path: String) {
+        Thread { [self] in
+            while !lock.withLock({ stopped }) {
+                let size = (try? FileStatus(path: path, followLinks: true).size) ?? 0
+                lock.withLock { peak = max(peak, size) }
+                usleep(2_000)
+            }
+            finished.signal()
+        }.start()
+    }
+
+    /// Stops sampling; the largest size seen.
+    func stop() -> Int64 {
+        lock.withLock { stopped = true }
+        finished.wait()
+        return lock.withLock { peak }
+    }
+}

@@ -2,8 +2,9 @@
 # The SQLite journal's cost at scale, printed (not a test: nothing here asserts a time).
 # For each size in SIZES (default 1,000 / 10,000 / 100,000 files of 1 KiB), the pipeline `validate` +
 # `upload {method: local}` runs:
-#  1. with --no-journal, then with a new journal (interleaved, RUNS rounds, the median kept): µs per file of each,
-#     their ratio (target <= 1.5) and the journal's own cost per file (which must not grow with the batch);
+#  1. with --no-journal, then with a new journal (interleaved, RUNS rounds, the median kept): wall and CPU µs per
+#     file of each, their ratios (target <= 1.5) and the journal's own CPU per file (which must not grow with the
+#     batch); CPU time (user + sys) is the steadier figure on a shared machine;
 #  2. the write-ahead log's peak size during the journaled run, sampled every 20 ms (target: tens of MiB at most);
 #  3. the rerun over the finished batch, every file skipped from the journal (target < 3 s per 100,000 files).
 # Usage: bash Benchmarks/journal.sh [WORKDIR]
@@ -12,6 +13,7 @@
 #   CONFIG=debug                                              # the debug build instead of release
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BENCH="$PWD/Benchmarks"
 CONFIG="${CONFIG:-release}"
 if [ -z "${INGEST:-}" ]; then
     swift build -c "$CONFIG" --product ingest >/dev/null
@@ -48,39 +50,21 @@ for i in range(n):
 PY
 }
 
-# Runs ingest once; prints "wall-seconds peak-wal-bytes". The -wal file is sampled meanwhile.
+# Runs ingest once; prints "wall-seconds cpu-seconds peak-wal-bytes" (cpu = user + sys of ingest), the -wal file
+# sampled every 20 ms meanwhile.
 timed_run() {
-    local peak_file
-    peak_file=$(mktemp "$WORK/peak.XXXXXX")
-    echo 0 >"$peak_file"
-    local start end
-    start=$(date +%s.%N)
-    "$INGEST" run p.yml media -q --report-format jsonl "$@" >/dev/null 2>err.txt &
-    local pid=$!
-    (
-        peak=0
-        while kill -0 "$pid" 2>/dev/null; do
-            size=$(stat -c %s .ingest/journal.sqlite-wal 2>/dev/null || echo 0)
-            [ "$size" -gt "$peak" ] && peak=$size && echo "$peak" >"$peak_file"
-            sleep 0.02
-        done
-    ) &
-    local sampler=$!
-    local status=0
-    wait "$pid" || status=$?
-    end=$(date +%s.%N)
-    wait "$sampler" || true
-    [ "$status" -le 1 ] || { echo "ingest failed ($status):" >&2; cat err.txt >&2; exit 1; }
-    echo "$(echo "$end - $start" | bc -l) $(cat "$peak_file")"
-    rm -f "$peak_file"
+    python3 "$BENCH/timed_run.py" .ingest/journal.sqlite-wal 1 "$INGEST" run p.yml media -q --report-format jsonl "$@"
 }
+# Seconds (an expression) per file of the current size, in µs.
+us() { echo "$1 * 1000000 / $N" | bc -l; }
 column_median() { awk -v c="$1" '{print $c}' | median; }
 
 echo "== journal at scale: validate + upload {method: local} over files of 1 KiB ($CONFIG build, $INGEST) =="
-echo "   median of $RUNS interleaved rounds; µs/file = wall time / files; WAL = peak size of journal.sqlite-wal"
-printf '%8s  %12s  %12s  %6s  %14s  %10s  %9s  %12s\n' files "no-journal" journal ratio "journal cost" "WAL peak" rerun \
-    "rerun/100k"
-printf '%8s  %12s  %12s  %6s  %14s  %10s  %9s  %12s\n' "" "µs/file" "µs/file" "" "µs/file" "MiB" "s" "s"
+echo "   median of $RUNS interleaved rounds; µs/f = time / files; WAL peak = largest journal.sqlite-wal seen"
+printf '%8s  %11s %11s %6s  %11s %11s %6s  %9s  %8s  %8s %8s %10s\n' files "no-journal" journal ratio \
+    "no-journal" journal ratio journal "WAL peak" rerun rerun "rerun/100k"
+printf '%8s  %11s %11s %6s  %11s %11s %6s  %9s  %8s  %8s %8s %10s\n' "" "wall µs/f" "wall µs/f" "" "cpu µs/f" \
+    "cpu µs/f" "" "+cpu µs/f" "MiB" "wall s" "cpu s" "wall s"
 for N in $SIZES; do
     make_files "$N"
     : >without.txt
@@ -96,12 +80,14 @@ for N in $SIZES; do
     done
     a=$(column_median 1 <without.txt)
     b=$(column_median 1 <with.txt)
-    peak=$(awk '{print $2}' with.txt | sort -n | tail -1)
+    ca=$(column_median 2 <without.txt)
+    cb=$(column_median 2 <with.txt)
+    peak=$(awk '{print $3}' with.txt | sort -n | tail -1)
     r=$(column_median 1 <rerun.txt)
-    printf '%8d  %12.1f  %12.1f  %6.2f  %14.1f  %10.1f  %9.2f  %12.2f\n' "$N" \
-        "$(echo "$a * 1000000 / $N" | bc -l)" "$(echo "$b * 1000000 / $N" | bc -l)" "$(echo "$b / $a" | bc -l)" \
-        "$(echo "($b - $a) * 1000000 / $N" | bc -l)" "$(echo "$peak / 1048576" | bc -l)" "$r" \
-        "$(echo "$r * 100000 / $N" | bc -l)"
+    cr=$(column_median 2 <rerun.txt)
+    printf '%8d  %11.1f %11.1f %6.2f  %11.1f %11.1f %6.2f  %9.1f  %8.1f  %8.2f %8.2f %10.2f\n' "$N" \
+        "$(us "$a")" "$(us "$b")" "$(echo "$b / $a" | bc -l)" "$(us "$ca")" "$(us "$cb")" "$(echo "$cb / $ca" | bc -l)" \
+        "$(us "($cb - $ca)")" "$(echo "$peak / 1048576" | bc -l)" "$r" "$cr" "$(echo "$r * 100000 / $N" | bc -l)"
 done
 echo "targets: ratio <= 1.5 at 100,000 files; journal cost flat from 1,000 to 100,000; WAL tens of MiB at most;"
 echo "         rerun < 3 s per 100,000 files"

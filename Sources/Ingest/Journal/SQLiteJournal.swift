@@ -10,9 +10,10 @@ import IngestNative
 /// of local work, which a re-run simply redoes; it never loses the record of something the outside world saw.
 ///
 /// One writer at a time: a run holds an exclusive lock on `<journal>.lock` and one on the journal file itself, so
-/// no other name of it runs beside (both released by the kernel if the process dies). Thread-safe. Workers never wait on each other for the journal: lookups go through a pool of read
-/// connections (WAL readers do not block the writer), and the records of finished files are queued in memory and
-/// written as one transaction by whichever worker finds the batch due (`SQLiteBatchWriter`).
+/// no other name of it runs beside (both released by the kernel if the process dies). Thread-safe. Workers never
+/// wait on each other for the journal: lookups go through a pool of read connections (WAL readers do not block the
+/// writer), and the records of finished files are queued in memory and written as one transaction by whichever
+/// worker finds the batch due (`SQLiteBatchWriter`).
 public final class SQLiteJournal: @unchecked Sendable {
     public let path: String
     /// The writer connection and its batches.

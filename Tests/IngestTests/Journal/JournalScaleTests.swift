@@ -6,7 +6,7 @@ import Testing
 
 /// The SQLite journal at scale (issue 19): its write-ahead log is folded back as a run goes, whatever lookups the
 /// workers make, so it stays bounded and a run's cost per file stays flat. Sizes only: speed is in
-/// `Benchmarks/journal.sh`.
+/// `Benchmarks/journal.sh`, which also samples the log through whole runs.
 @Suite struct JournalScaleTests {
     static func start(_ index: Int) -> JournalStart {
         JournalStart(
@@ -48,58 +48,5 @@ import Testing
         let again = try Self.checkpoint(path)
         #expect(again.folded == again.log, "the run's read connections held back the checkpoint")
         try journal.close()
-    }
-
-    /// A run over 2,000 small files keeps its write-ahead log within a few MiB from start to end (it grew by
-    /// about 20 KiB a file, without bound, while a read connection held a snapshot).
-    @Test func theLogStaysBoundedThroughARun() throws {
-        let folder = try TemporaryFolder("wal-bound")
-        defer { folder.remove() }
-        for index in 0..<2_000 {
-            try folder.file("media/d\(index % 20)/f\(index).txt", "small file \(index)\n")
-        }
-        let pipeline = try Pipeline.parse(
-            yaml: "version: 1\nname: wal\nconcurrency: 2\nstages:\n  - validate: { extensions: [txt], sniff: false }\n",
-            source: "test.yml", environment: [:])
-        let path = folder.path + "/.ingest/journal.sqlite"
-        let sampler = LogSizeSampler(path: path + "-wal")
-        let journal = try SQLiteJournal(path: path)
-        let runner = Runner(
-            pipeline: pipeline, settings: RunSettings(workDirectory: folder.path + "/.ingest/work", environment: [:]),
-            journal: journal, resume: .resume)
-        var passed = 0
-        try runner.run(paths: [folder.path + "/media"]) { if $0.status == .passed { passed += 1 } }
-        let peak = sampler.stop()
-        try journal.close()
-        #expect(passed == 2_000)
-        // SQLite folds the log back every 1,000 pages (4 MiB) and cuts it to 8 MiB; a batch adds at most ~2 MiB.
-        #expect(peak < 12 << 20, "the write-ahead log reached \(peak >> 20) MiB")
-        #expect(try SQLiteJournal(path: path, writer: false, create: false).counts() == [.done: 2_000])
-    }
-}
-
-/// Watches a file's size from a thread of its own, keeping the largest seen.
-private final class LogSizeSampler: @unchecked Sendable {
-    private let lock = NSLock()
-    private var peak: Int64 = 0
-    private var stopped = false
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(path: String) {
-        Thread { [self] in
-            while !lock.withLock({ stopped }) {
-                let size = (try? FileStatus(path: path, followLinks: true).size) ?? 0
-                lock.withLock { peak = max(peak, size) }
-                usleep(2_000)
-            }
-            finished.signal()
-        }.start()
-    }
-
-    /// Stops sampling; the largest size seen.
-    func stop() -> Int64 {
-        lock.withLock { stopped = true }
-        finished.wait()
-        return lock.withLock { peak }
     }
 }

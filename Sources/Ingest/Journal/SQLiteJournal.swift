@@ -9,15 +9,20 @@ import IngestNative
 /// + its results" right after, are committed before the run goes on. A `kill -9` can therefore lose only records
 /// of local work, which a re-run simply redoes; it never loses the record of something the outside world saw.
 ///
-/// One writer at a time: a run holds an exclusive lock on `<journal>.lock` (released by the kernel if the process
-/// dies). Thread-safe. Workers never wait on each other for the journal: lookups go through a pool of read
-/// connections (WAL readers do not block the writer), and the records of finished files are queued in memory and
-/// written as one transaction by whichever worker finds the batch due (`SQLiteBatchWriter`).
+/// One writer at a time: a run holds an exclusive lock on `<journal>.lock` and one on the journal file itself, so
+/// no other name of it runs beside (both released by the kernel if the process dies). Thread-safe. Workers never
+/// wait on each other for the journal: lookups go through a pool of read connections (WAL readers do not block the
+/// writer), and the records of finished files are queued in memory and written as one transaction by whichever
+/// worker finds the batch due (`SQLiteBatchWriter`).
 public final class SQLiteJournal: @unchecked Sendable {
     public let path: String
     /// The writer connection and its batches.
     let batches: SQLiteBatchWriter
     var writerLock: FileLock?
+    /// The lock on the journal file itself (by device and inode, so through any of its names); nil for a reader.
+    var fileWriterLock: FileIdentityLock?
+    /// The journal file's descriptor, kept open by each connection (`SharedFileDescriptor`).
+    private let file: SharedFileDescriptor
     /// Guards `readers`.
     private let readerLock = NSLock()
     private var readers: [SQLiteJournalReader] = []
@@ -62,8 +67,15 @@ public final class SQLiteJournal: @unchecked Sendable {
                 throw JournalError("cannot create the journal folder \(folder): \(error.localizedDescription)")
             }
         }
+        // `<journal>.lock` first: it keeps two runs from creating the journal at once, and names the run for
+        // `status`. Then the journal file itself, so no other name of it (a symlink, a hard link) runs beside.
         writerLock = try writer ? SQLiteJournal.lockWriter(path) : nil
+        if !FileManager.default.fileExists(atPath: path) { try JournalFile.create(path) }
+        let fileLock = try writer ? SQLiteJournal.lockFile(path) : nil
+        fileWriterLock = fileLock
+        file = try fileLock?.file ?? SQLiteJournal.descriptor(of: path)
         let database = try SQLiteJournal.openDatabase(path, writer: writer)
+        database.keepAlive = file
         batches = SQLiteBatchWriter(path: path, database: database)
         if writer { writerLock?.recordOwner(runID: runID) }
     }
@@ -73,10 +85,32 @@ public final class SQLiteJournal: @unchecked Sendable {
         do {
             return try FileLock(path: path + ".lock")
         } catch {
-            if error.errno == FileLock.heldElsewhere {
-                throw JournalError("another ingest run is using the journal \(path); wait for it to finish")
-            }
-            throw JournalError("cannot lock the journal \(path): \(error.reason)")
+            throw lockError(path, error)
+        }
+    }
+
+    /// Takes the lock on the journal file itself, whatever its name (device and inode).
+    private static func lockFile(_ path: String) throws -> FileIdentityLock {
+        do {
+            return try FileIdentityLock(path: path)
+        } catch {
+            throw lockError(path, error)
+        }
+    }
+
+    private static func lockError(_ path: String, _ error: SystemError) -> JournalError {
+        if error.errno == FileLock.heldElsewhere {
+            return JournalError("another ingest run is using the journal \(path); wait for it to finish")
+        }
+        return JournalError("cannot lock the journal \(path): \(error.reason)")
+    }
+
+    /// The journal file's descriptor in this process, kept open by every connection to it.
+    private static func descriptor(of path: String) throws -> SharedFileDescriptor {
+        do {
+            return try SharedFileDescriptor.of(path: path)
+        } catch {
+            throw JournalError("cannot open the journal \(path): \(error.reason)")
         }
     }
 
@@ -84,11 +118,7 @@ public final class SQLiteJournal: @unchecked Sendable {
     /// tables is never taken for a new one.
     private static func openDatabase(_ path: String, writer: Bool) throws -> Database {
         do {
-            if !FileManager.default.fileExists(atPath: path) {
-                try JournalFile.create(path)
-            } else if writer {
-                try JournalFile.checkBeforeWriting(path)
-            }
+            if writer { try JournalFile.checkBeforeWriting(path) }
             let database = try Database(path: path, create: false)
             database.setBusyTimeout(milliseconds: 5_000)
             // A reader (`ingest status` beside a run) must not fold the log at close: that takes the write lock.
@@ -126,6 +156,7 @@ public final class SQLiteJournal: @unchecked Sendable {
             try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             // Another run may start now, even while this object lingers.
             writerLock = nil
+            fileWriterLock = nil
         }
     }
 
@@ -137,13 +168,12 @@ public final class SQLiteJournal: @unchecked Sendable {
         let pooled = readers.popLast()
         readerLock.unlock()
         do {
-            let reader = try pooled ?? SQLiteJournalReader(path: path, snapshot: writerLock != nil)
+            let reader = try pooled ?? SQLiteJournalReader(path: path, keeping: file)
             defer {
                 readerLock.lock()
                 readers.append(reader)
                 readerLock.unlock()
             }
-            try reader.renew()
             return try body(reader)
         } catch let error as SQLiteError {
             throw JournalError("journal \(path): \(error.message)", isDiskFull: error.isDiskFull)
@@ -158,29 +188,23 @@ public final class SQLiteJournal: @unchecked Sendable {
 }
 
 /// A read-only connection to the SQLite journal with its own statements; one per worker at a time.
+///
+/// Every lookup is a read transaction of its own (autocommit: the statement's reset ends it). A read transaction
+/// kept open across lookups pins the write-ahead log: no checkpoint can fold back a frame written after it began,
+/// so the log grew by every batch of the run (227 MB for 10,000 files), each commit tried a checkpoint in vain and
+/// each lookup searched a longer log — a run's cost grew with the square of its files. A transaction per lookup
+/// costs a lock and unlock of the `-shm` file, about a microsecond.
 final class SQLiteJournalReader {
     let database: Database
     private var statements: [String: Statement] = [:]
-    private let snapshot: Bool
-    private var uses = 0
 
-    init(path: String, snapshot: Bool) throws(SQLiteError) {
+    init(path: String, keeping file: SharedFileDescriptor) throws(SQLiteError) {
         database = try Database(path: path, create: false)
+        database.keepAlive = file
         database.setBusyTimeout(milliseconds: 5_000)
         // Closing must not checkpoint: a reader beside a run would take the run's write lock to do it.
         try database.keepWriteAheadLogOnClose()
         try database.execute("PRAGMA query_only=1")
-        // During a run, what a reader needs (earlier runs' rows) does not change: one read transaction for the
-        // run spares a lock and unlock (fcntl) per lookup.
-        self.snapshot = snapshot
-        if snapshot { try database.execute("BEGIN") }
-    }
-
-    /// Renews the snapshot now and then, so the write-ahead log can be folded back during a long run.
-    func renew() throws(SQLiteError) {
-        uses += 1
-        guard snapshot, uses % 5_000 == 0 else { return }
-        try database.execute("COMMIT; BEGIN")
     }
 
     func statement(_ sql: String) throws(SQLiteError) -> Statement {

@@ -46,6 +46,9 @@ package enum SQLiteValue: Equatable, Sendable {
 package final class Database {
     fileprivate let handle: OpaquePointer
     package let path: String
+    /// Released only after the connection is closed: a `SharedFileDescriptor` of the database file, which must
+    /// not be closed while SQLite holds locks on the file through this connection.
+    package var keepAlive: AnyObject?
 
     /// Opens (and with `create`, creates) the file at `path`.
     package init(path: String, readOnly: Bool = false, create: Bool = true) throws(SQLiteError) {

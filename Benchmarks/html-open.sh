@@ -33,9 +33,8 @@ make_batch() { # count folder
 
 # Runs a command under /usr/bin/time; sets wall and rss (KiB).
 measure() {
-    local out
-    out=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-    read -r wall rss <<<"$out"
+    /usr/bin/time -f '%e %M' -o "$WORK/time.txt" "$@" >/dev/null 2>&1 || true
+    read -r wall rss < <(tail -1 "$WORK/time.txt")
 }
 
 # Opens a page; prints "scripted loaded wall": the page's own performance.now() marks and the process's seconds.

@@ -2,7 +2,7 @@
 # The HTML report's thumbnail cost per file, beside the ffmpeg CLI making the same 320 px thumbnail in the same
 # run. For each kind of file, N copies go through `ingest validate` twice — `--report x.jsonl` and
 # `--report x.html` — and the difference per file is what the contact sheet costs (sniff, decode, scale, orient,
-# JPEG-encode, base64, spool). The peer is one `ffmpeg` process per file (what a script would run): a seek and one
+# JPEG-encode, base64, spool). The peer is one `ffmpeg` process per file (`heif-convert` for HEIC) (what a script would run): a seek and one
 # frame scaled to 320 px for videos, the still scaled for photos, `showwavespic` for audio. CPU seconds (user +
 # sys) and peak RSS come from /usr/bin/time. Not a test: nothing here asserts a time.
 # Usage: bash Benchmarks/thumbnails.sh [WORKDIR]   (N=20 copies of each kind; INGEST=path skips the release build)
@@ -38,9 +38,8 @@ YML
 
 # Runs a command under /usr/bin/time; sets wall, cpu (user + sys) and rss (KiB).
 measure() {
-    local out
-    out=$( { /usr/bin/time -f '%e %U %S %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-    read -r wall user sys rss <<<"$out"
+    /usr/bin/time -f '%e %U %S %M' -o "$WORK/time.txt" "$@" >/dev/null 2>&1 || true
+    read -r wall user sys rss < <(tail -1 "$WORK/time.txt")
     cpu=$(echo "$user + $sys" | bc -l)
 }
 
@@ -60,9 +59,13 @@ for kind in photo.jpg graphic.png photo.heic clip.mp4 voice.m4a; do
         voice.m4a) peer=(-i "$dir/01-$kind" -filter_complex "showwavespic=s=320x60" -frames:v 1 "$WORK/peer.png") ;;
         *) peer=(-i "$dir/01-$kind" -frames:v 1 -vf "scale=320:320:force_original_aspect_ratio=decrease" "$WORK/peer.jpg") ;;
     esac
+    # FFmpeg 5.1 cannot read HEIC (it fails at once): that row's peer is libheif's own heif-convert (a full-size
+    # decode and JPEG encode, no scaling).
+    runner=("${ff[@]}")
+    [ "$kind" = photo.heic ] && runner=(heif-convert -q 85) peer=("$dir/01-$kind" "$WORK/peer.jpg")
     peer_cpu=0 peer_wall=0
     for _ in 1 2 3; do
-        measure "${ff[@]}" "${peer[@]}"
+        measure "${runner[@]}" "${peer[@]}"
         peer_cpu=$(echo "$peer_cpu + $cpu / 3" | bc -l)
         peer_wall=$(echo "$peer_wall + $wall / 3" | bc -l)
     done

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fixture backend for ingest's network tests (Python 3 standard library only).
 
-Speaks the seed APIs exactly as ../shared/seeds/ show them (paths, JSON field names, status codes):
+Speaks the seed APIs (the backends the pipelines/ files are written for) exactly: paths, JSON field names, status codes:
   000/001  POST /api/upload-url            -> 001's {"success", "upload_info": {"upload_url", "storage_path"}}
                                               plus 000's top-level "upload_url"/"storage_path" (a superset both
                                               clients decode)

@@ -65,7 +65,7 @@ bench: bench-peers
 	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3batch.sh
 	$(SUDO) env INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/wan.sh
 
-# The README's Performance tables (upload.sh, s3batch.sh, wan.sh in Markdown; sizes from the environment as above).
+# docs/performance.md's tables (upload.sh, s3batch.sh, wan.sh in Markdown; sizes from the environment as above).
 bench-readme: bench-peers
 	$(SWIFT) build -c release --product ingest
 	$(SUDO) env INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/README-table.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the upload benchmarks of issue 13 — upload.sh (PUT vs curl -T, s3-post vs curl -F), s3batch.sh (a folder and
 # one multipart file to SeaweedFS vs s5cmd, rclone, aws-cli) and, as root, wan.sh (the same at 40 ms round trip, then
-# with 1 % loss) — and prints the README's "Performance" tables in Markdown, headed by the machine they ran on.
+# with 1 % loss) — and prints the tables of docs/performance.md in Markdown, headed by the machine they ran on.
 # Each script's own sizes apply (see their headers) and pass through, e.g.
 #   bash Benchmarks/README-table.sh                                   (full size; wan.sh only as root)
 #   SIZE_MIB=512 FILES=20 BIG_MIB=256 ROUNDS=3 bash Benchmarks/README-table.sh

@@ -243,7 +243,7 @@ print_table() {
     return 0
 }
 
-# MARKDOWN=1: one README table row per workload (the header before the first), the tools as columns: MiB/s, best
+# MARKDOWN=1: one docs/performance.md table row per workload (the header before the first), the tools as columns: MiB/s, best
 # seconds, CPU seconds, peak RSS and (COUNT_CONNECTIONS=1) the TCP connections opened; last, ingest's ratio to the best peer.
 markdown_row() {
     local title="$1" mib="$2" tool cells="" best_peer="" best_time="" header="| workload |" rule="|---|"

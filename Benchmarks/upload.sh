@@ -11,7 +11,7 @@
 # after each run; a wrong size stops the script (exit 1).
 # Usage: bash Benchmarks/upload.sh [SIZE_MIB]        (default 2048; SIZE_MIB=… works too)
 #        ROUNDS=3 INGEST=/path/to/ingest bash Benchmarks/upload.sh 2048   (INGEST skips the release build)
-#        MARKDOWN=1 … prints the README's table rows instead (Benchmarks/README-table.sh runs every benchmark so)
+#        MARKDOWN=1 … prints docs/performance.md's table rows instead (Benchmarks/README-table.sh runs every benchmark so)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB="${1:-${SIZE_MIB:-2048}}"
@@ -132,7 +132,7 @@ done
 BASELINE=$(tail -1 "$WORK/time")
 
 mib=$(echo "$BYTES / 1048576" | bc -l)
-# MARKDOWN=1: the README's rows instead (workload, ingest, peer, ratio, ingest's peak RSS over --version).
+# MARKDOWN=1: docs/performance.md's rows instead (workload, ingest, peer, ratio, ingest's peak RSS over --version).
 if [ "${MARKDOWN:-0}" = 1 ]; then
     cell() { printf '%.0f MiB/s (%.2f s, %.2f s CPU, %.1f MiB RSS)' "$(echo "$mib / ${BEST[$1]}" | bc -l)" \
         "${BEST[$1]}" "${CPU[$1]}" "$(echo "${RSS[$1]} / 1024" | bc -l)"; }

@@ -3,11 +3,11 @@ import Testing
 
 @testable import Ingest
 
-/// The README's generated sections are what the code says today: the pipeline reference comes from the option
-/// declarations, the CLI reference from `--help`, the demo from running it over Samples/.
+/// The documents' generated sections are what the code says today: the pipeline reference
+/// (docs/pipeline-reference.md) comes from the option declarations, the CLI reference (docs/command-line.md) from
+/// `--help`, the README's demo from running it over Samples/.
 /// `INGEST_UPDATE_README=1 swift test --filter ReadmeTests` rewrites them.
 @Suite(.serialized) struct ReadmeTests {
-    static let readmePath = TestPaths.root + "/README.md"
     static var updating: Bool { ProcessInfo.processInfo.environment["INGEST_UPDATE_README"] == "1" }
 
     /// The text between `<!-- BEGIN name -->` and `<!-- END name -->`.
@@ -18,22 +18,24 @@ import Testing
         return String(text[begin.upperBound..<end.lowerBound])
     }
 
-    static func check(_ name: String, expected: String) throws {
-        var text = try String(contentsOfFile: readmePath, encoding: .utf8)
+    /// Checks the section `name` of the document at `file` (relative to the package root).
+    static func check(_ name: String, in file: String, expected: String) throws {
+        let path = TestPaths.root + "/" + file
+        var text = try String(contentsOfFile: path, encoding: .utf8)
         if updating, let begin = text.range(of: "<!-- BEGIN \(name) -->\n"),
             let end = text.range(of: "<!-- END \(name) -->", range: begin.upperBound..<text.endIndex)
         {
             text.replaceSubrange(begin.upperBound..<end.lowerBound, with: expected)
-            try text.write(toFile: readmePath, atomically: true, encoding: .utf8)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
         }
-        let committed = try #require(section(name, in: text), "README.md has no \(name) section")
+        let committed = try #require(section(name, in: text), "\(file) has no \(name) section")
         #expect(
             committed == expected,
-            "README.md's \(name) section is stale: run INGEST_UPDATE_README=1 swift test --filter ReadmeTests")
+            "\(file)'s \(name) section is stale: run INGEST_UPDATE_README=1 swift test --filter ReadmeTests")
     }
 
     @Test func pipelineReference() throws {
-        try Self.check("pipeline-reference", expected: Pipeline.markdownReference)
+        try Self.check("pipeline-reference", in: "docs/pipeline-reference.md", expected: Pipeline.markdownReference)
     }
 
     @Test func cliReference() throws {
@@ -46,7 +48,7 @@ import Testing
             #expect(help.status == 0)
             expected += "### `ingest \(command)`\n\n```\n\(help.stdout.trimmingCharacters(in: .newlines))\n```\n\n"
         }
-        try Self.check("cli-reference", expected: expected)
+        try Self.check("cli-reference", in: "docs/command-line.md", expected: expected)
     }
 
     @Test func demoOutput() throws {
@@ -54,6 +56,8 @@ import Testing
             TestPaths.ingest, ["validate", "pipelines/preflight.yml", "Samples/"], directory: TestPaths.root)
         #expect(demo.status == 1, "the bad samples must fail: \(demo.stderr)")
         #expect(demo.stdout.contains(" passed, "))
-        try Self.check("demo", expected: "```\n$ ingest validate pipelines/preflight.yml Samples/\n\(demo.stdout)```\n")
+        try Self.check(
+            "demo", in: "README.md",
+            expected: "```\n$ ingest validate pipelines/preflight.yml Samples/\n\(demo.stdout)```\n")
     }
 }

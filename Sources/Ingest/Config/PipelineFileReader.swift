@@ -16,7 +16,7 @@ enum PipelineFileReader {
                 error.errno == SystemError.tooManySymlinks
                 ? "symlink loop (\(error.reason))" : error.reason
             var missing = failure("cannot read pipeline file \(path): \(reason)")
-            if error.errno == ENOENT { missing.suggestion = PipelineFileReader.nearby(path) }
+            if error.errno == SystemError.noSuchFile { missing.suggestion = PipelineFileReader.nearby(path) }
             throw missing
         }
         guard status.kind == .regular else {
@@ -24,10 +24,9 @@ enum PipelineFileReader {
         }
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = Data(try ReadOnlyFile(path: path).read(at: 0, count: Int(status.size)))
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
-            throw failure("cannot read pipeline file \(path): \(reason)")
+            throw failure("cannot read pipeline file \(path): \(error.reason)")
         }
         if let text = String(validating: data, as: UTF8.self) { return text }
         let bad = firstInvalidByte(in: data)

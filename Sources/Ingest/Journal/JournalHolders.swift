@@ -26,7 +26,7 @@ extension FileLock {
         guard let handle = FileHandle(forWritingAtPath: path) else { return }
         defer { try? handle.close() }
         try? handle.truncate(atOffset: 0)
-        try? handle.write(contentsOf: Data("\(getpid()) \(runID)\n".utf8))
+        try? handle.write(contentsOf: Data("\(CurrentProcess.id) \(runID)\n".utf8))
     }
 
     /// The process named in the lock file at `path`, when it is alive and holds the lock now: a run that ended, or

@@ -63,7 +63,7 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
         secret = password
         self.leaseSeconds = leaseSeconds
         runID = UUID().uuidString.lowercased()
-        owner = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(runID.prefix(8))"
+        owner = "\(ProcessInfo.processInfo.hostName):\(CurrentProcess.id):\(runID.prefix(8))"
         if let workLockPath {
             do {
                 workLock = try FileLock(path: workLockPath)

@@ -62,9 +62,9 @@ public final class SQLiteJournal: @unchecked Sendable {
         }
         if create && !folder.isEmpty {
             do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                try FileSystem.makeFolders(folder)
             } catch {
-                throw JournalError("cannot create the journal folder \(folder): \(error.localizedDescription)")
+                throw JournalError("cannot create the journal folder \(folder): \(error.reason)")
             }
         }
         // `<journal>.lock` first: it keeps two runs from creating the journal at once, and names the run for

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// Width and height from a JPEG's frame header (SOF) or a PNG's IHDR, read by walking the file's segments in
 /// small reads: the probe never decodes an image (FFmpeg's image demuxers would decode a whole photo just to
@@ -12,11 +13,12 @@ enum ImageHeader {
     /// Dimensions of the JPEG or PNG at `path`; throws `ProbeError` (rule `corrupt`) when the header is missing
     /// or broken, `unreadable` when the file cannot be read.
     static func dimensions(path: String, content: ContentKind) throws -> Dimensions {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ProbeError(
-                rule: .unreadable, message: "cannot open for reading: \(Sniffer.describeOpenFailure(path))")
+        let handle: HeaderCursor
+        do {
+            handle = HeaderCursor(file: try ReadOnlyFile(path: path))
+        } catch {
+            throw ProbeError(rule: .unreadable, message: "cannot open for reading: \(error.reason)")
         }
-        defer { try? handle.close() }
         do {
             switch content {
             case .png: return try png(handle)
@@ -25,17 +27,17 @@ enum ImageHeader {
             }
         } catch let error as ProbeError {
             throw error
-        } catch {
-            throw ProbeError(rule: .unreadable, message: "cannot read: \(error.localizedDescription)")
+        } catch let error as SystemError {
+            throw ProbeError(rule: .unreadable, message: "cannot read: \(error.reason)")
         }
     }
 
-    private static func read(_ handle: FileHandle, _ count: Int) throws -> [UInt8] {
-        [UInt8](try handle.read(upToCount: count) ?? Data())
+    private static func read(_ handle: HeaderCursor, _ count: Int) throws -> [UInt8] {
+        try handle.read(count)
     }
 
     /// PNG: 8-byte signature, then the IHDR chunk (length, "IHDR", width, height as big-endian UInt32).
-    private static func png(_ handle: FileHandle) throws -> Dimensions {
+    private static func png(_ handle: HeaderCursor) throws -> Dimensions {
         let head = try read(handle, 24)
         guard head.count == 24, Array(head[12..<16]) == Array("IHDR".utf8) else {
             throw ProbeError(rule: .corrupt, message: "PNG has no IHDR header chunk")
@@ -50,7 +52,7 @@ enum ImageHeader {
 
     /// JPEG: SOI, then marker segments (FF xx, big-endian length) up to the first start-of-frame marker
     /// (C0–CF except DHT C4, JPG C8 and DAC CC), whose payload holds precision, height and width.
-    private static func jpeg(_ handle: FileHandle) throws -> Dimensions {
+    private static func jpeg(_ handle: HeaderCursor) throws -> Dimensions {
         guard try read(handle, 2) == [0xFF, 0xD8] else {
             throw ProbeError(rule: .corrupt, message: "JPEG does not start with SOI")
         }
@@ -87,12 +89,26 @@ enum ImageHeader {
                 return Dimensions(width: width, height: height)
             }
             offset += 2 + UInt64(length)
-            try handle.seek(toOffset: offset)
+            handle.offset = Int64(offset)
         }
         throw ProbeError(rule: .corrupt, message: "JPEG has no frame header (SOF) before its image data")
     }
 
     private static func bigEndian(_ bytes: ArraySlice<UInt8>) -> Int {
         bytes.reduce(0) { $0 << 8 | Int($1) }
+    }
+}
+
+/// Reads on from where the last read ended (or from where `offset` was set), over a `ReadOnlyFile`.
+private final class HeaderCursor {
+    let file: ReadOnlyFile
+    var offset: Int64 = 0
+
+    init(file: ReadOnlyFile) { self.file = file }
+
+    func read(_ count: Int) throws(SystemError) -> [UInt8] {
+        let bytes = try file.read(at: offset, count: count)
+        offset += Int64(bytes.count)
+        return bytes
     }
 }

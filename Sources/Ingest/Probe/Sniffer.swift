@@ -74,17 +74,17 @@ public enum Sniffer {
             let what = status.kind == .directory ? "a directory" : "not a regular file"
             throw ProbeError(rule: .unreadable, message: "\(what), not a media file")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ProbeError(rule: .unreadable, message: "cannot open for reading: \(describeOpenFailure(path))")
-        }
-        defer { try? handle.close() }
-        let head: Data
+        let file: ReadOnlyFile
         do {
-            head = try handle.read(upToCount: 64) ?? Data()
+            file = try ReadOnlyFile(path: path)
         } catch {
-            throw ProbeError(rule: .unreadable, message: "cannot read: \(error.localizedDescription)")
+            throw ProbeError(rule: .unreadable, message: "cannot open for reading: \(error.reason)")
         }
-        return sniff(header: [UInt8](head))
+        do {
+            return sniff(header: try file.read(at: 0, count: 64))
+        } catch {
+            throw ProbeError(rule: .unreadable, message: "cannot read: \(error.reason)")
+        }
     }
 
     /// Names the content of a header (the first 64 bytes, or fewer for a short file).
@@ -128,10 +128,5 @@ public enum Sniffer {
             return layer == 0 ? .aac : .mp3
         }
         return .unknown
-    }
-
-    /// "permission denied", "no such file" … from errno after a failed open.
-    static func describeOpenFailure(_ path: String) -> String {
-        FileSystem.openFailure(path)?.reason ?? "unknown error"
     }
 }

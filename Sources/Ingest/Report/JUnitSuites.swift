@@ -7,29 +7,24 @@ import IngestNative
 final class JUnitSuiteSpool {
     let name: String
     private(set) var summary = RunSummary()
-    private let spool: FileHandle
-    private let spoolPath: String
+    private let spool: SpoolFile
 
     init(name: String) throws {
         self.name = name
-        spoolPath = NSTemporaryDirectory() + "/ingest-junit-\(getpid())-\(UUID().uuidString).xml"
-        guard FileManager.default.createFile(atPath: spoolPath, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let spool = FileHandle(forUpdatingAtPath: spoolPath)
-        else { throw ReportError("cannot create a temp file for the JUnit report at \(spoolPath)") }
-        self.spool = spool
-    }
-
-    deinit {
-        try? spool.close()
-        try? FileSystem.remove(spoolPath)
+        let spoolPath = NSTemporaryDirectory() + "/ingest-junit-\(CurrentProcess.id)-\(UUID().uuidString).xml"
+        do {
+            spool = try SpoolFile(path: spoolPath)
+        } catch {
+            throw ReportError("cannot create a temp file for the JUnit report at \(spoolPath): \(error.reason)")
+        }
     }
 
     /// Adds one `<testcase>` element.
     func append(_ xml: String, status: ItemStatus) throws {
         do {
-            try spool.write(contentsOf: Data(xml.utf8))
+            try spool.append(Array(xml.utf8))
         } catch {
-            throw ReportError("cannot write the JUnit spool file \(spoolPath): \(error.localizedDescription)")
+            throw ReportError("cannot write the JUnit spool file \(spool.path): \(error.reason)")
         }
         summary.add(status)
     }
@@ -39,10 +34,7 @@ final class JUnitSuiteSpool {
         try output.write(
             "  <testsuite name=\"\(xmlEscape(name))\" tests=\"\(summary.total)\" failures=\"\(summary.failed)\" "
                 + "errors=\"0\" skipped=\"\(summary.skipped)\">\n")
-        try spool.seek(toOffset: 0)
-        while let chunk = try spool.read(upToCount: 256 * 1024), !chunk.isEmpty {
-            try output.write(chunk)
-        }
+        try spool.forEachChunk { try output.write(Data($0)) }
         try output.write("  </testsuite>\n")
     }
 }

@@ -41,14 +41,15 @@ public protocol ReportWriter: AnyObject {
 /// folder — when the report is complete, so a crash never leaves half a report behind), or a FIFO, device or
 /// `/dev/fd/N` written directly.
 public final class ReportOutput {
-    private let handle: FileHandle?
+    /// True when the report goes to this process's standard output.
+    private let toStandardOutput: Bool
     private let file: OutputFile?
     private let finalPath: String?
     private var buffer = Data()
 
     /// Standard output.
     public init() {
-        handle = FileHandle.standardOutput
+        toStandardOutput = true
         file = nil
         finalPath = nil
     }
@@ -56,7 +57,7 @@ public final class ReportOutput {
     /// The file at `path` (standard output for `-`), made complete only by `commit()`.
     public init(path: String) throws {
         guard path != "-" else {
-            (handle, file, finalPath) = (FileHandle.standardOutput, nil, nil)
+            (toStandardOutput, file, finalPath) = (true, nil, nil)
             return
         }
         do {
@@ -64,7 +65,7 @@ public final class ReportOutput {
         } catch {
             throw ReportError("cannot write the report \(path): \(error.reason)")
         }
-        handle = nil
+        toStandardOutput = false
         finalPath = path
     }
 
@@ -73,9 +74,11 @@ public final class ReportOutput {
     var regularFilePath: String? { file?.isDirect == false ? finalPath : nil }
 
     /// True when the report goes to standard output itself (no path, `-`, `/dev/stdout`, `/dev/fd/1`).
-    public var isStandardOutput: Bool { finalPath == nil || file?.duplicated == STDOUT_FILENO }
+    public var isStandardOutput: Bool {
+        finalPath == nil || file?.duplicated == CurrentProcess.standardOutputDescriptor
+    }
 
-    public var isTerminal: Bool { finalPath == nil && isatty(STDOUT_FILENO) == 1 }
+    public var isTerminal: Bool { finalPath == nil && CurrentProcess.standardOutputIsTerminal }
 
     public func write(_ text: String) throws { try write(Data(text.utf8)) }
 
@@ -96,10 +99,9 @@ public final class ReportOutput {
             return
         }
         do {
-            try handle?.write(contentsOf: buffer)
+            if toStandardOutput { try CurrentProcess.writeToStandardOutput([UInt8](buffer)) }
         } catch {
-            throw ReportError(
-                "cannot write the report \(finalPath ?? "to standard output"): \(error.localizedDescription)")
+            throw ReportError("cannot write the report \(finalPath ?? "to standard output"): \(error.reason)")
         }
         buffer.removeAll(keepingCapacity: true)
     }

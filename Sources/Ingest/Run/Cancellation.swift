@@ -91,7 +91,7 @@ extension Runner {
     /// `onSignal` is told the signal's name (`SIGINT`) on a thread of its own, after the run was cancelled.
     public func cancelOnInterruptSignals(_ onSignal: @escaping @Sendable (String) -> Void = { _ in }) {
         InterruptSignals.install { [weak self] number in
-            let name = number == SIGINT ? "SIGINT" : number == SIGTERM ? "SIGTERM" : "signal \(number)"
+            let name = CurrentProcess.signalName(number)
             self?.cancel(reason: name)
             onSignal(name)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// Runs a pipeline's test file: each case's fixture goes through the pipeline in a folder of its own, network stages
 /// answered by the case's stubs (a `Rehearsal`: nothing is sent, no journal is kept), and what came out is compared
@@ -18,11 +19,9 @@ public enum PipelineTester {
         environment.merge(file.environment) { $1 }
         // Stages that read the process environment themselves (AWS_REGION for S3) see the test's as well.
         let saved = file.environment.keys.map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        for (name, value) in file.environment { setenv(name, value, 1) }
+        for (name, value) in file.environment { CurrentProcess.setEnvironment(name, to: value) }
         defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
-            }
+            for (name, value) in saved { CurrentProcess.setEnvironment(name, to: value) }
         }
         let pipeline = try Pipeline.load(path: file.pipeline, environment: environment)
         try pipeline.checkReadyToRun(offline: false)

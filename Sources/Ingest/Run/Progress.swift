@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// Live counters of a run, updated by the runner (files) and by stages that move bytes (uploads, transcodes), and
 /// read by a display. Thread-safe: workers update it concurrently.
@@ -96,7 +97,8 @@ public final class ProgressDisplay: @unchecked Sendable {
 
     public init(progress: RunProgress, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.progress = progress
-        interactive = isatty(STDERR_FILENO) == 1 && environment["CI"] != "true" && environment["TERM"] != "dumb"
+        interactive =
+            CurrentProcess.standardErrorIsTerminal && environment["CI"] != "true" && environment["TERM"] != "dumb"
         interval = interactive ? 0.25 : 5
     }
 
@@ -146,16 +148,16 @@ public final class ProgressDisplay: @unchecked Sendable {
             clear()
             let width = Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 120
             let text = lines.map { String($0.prefix(max(20, width - 1))) }.joined(separator: "\n") + "\n"
-            FileHandle.standardError.write(Data(text.utf8))
+            CurrentProcess.writeToStandardError(Array(text.utf8))
             linesDrawn = lines.count
         } else {
-            FileHandle.standardError.write(Data((lines[0] + "\n").utf8))
+            CurrentProcess.writeToStandardError(Array((lines[0] + "\n").utf8))
         }
     }
 
     private func clear() {
         guard linesDrawn > 0 else { return }
-        FileHandle.standardError.write(Data(String(repeating: "\u{1B}[1A\u{1B}[2K", count: linesDrawn).utf8))
+        CurrentProcess.writeToStandardError(Array(String(repeating: "\u{1B}[1A\u{1B}[2K", count: linesDrawn).utf8))
         linesDrawn = 0
     }
 

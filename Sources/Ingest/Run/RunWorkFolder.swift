@@ -20,18 +20,17 @@ final class RunWorkFolder {
     init(base: String, keeping kept: [String] = []) throws {
         self.base = base
         try WorkFolder.prepare(base)
-        let name = RunWorkFolder.prefix + "\(getpid())-" + UUID().uuidString.prefix(8).lowercased()
+        let name = RunWorkFolder.prefix + "\(CurrentProcess.id)-" + UUID().uuidString.prefix(8).lowercased()
         path = base + "/" + name
         do {
             // The lock first, then the folder: a folder whose lock file is missing belongs to no live run.
             let lock = try FileLock(path: path + RunWorkFolder.lockSuffix)
             lock.recordPID()
             self.lock = lock
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-        } catch let error as SystemError {
-            throw JournalError("cannot lock this run's work folder \(path): \(error.reason)")
+            try FileSystem.makeFolder(path)
         } catch {
-            throw JournalError("cannot create this run's work folder \(path): \(error.localizedDescription)")
+            let what = error.call == "mkdir" ? "create" : "lock"
+            throw JournalError("cannot \(what) this run's work folder \(path): \(error.reason)")
         }
         RunWorkFolder.removeDeadRuns(in: base, keeping: kept)
     }
@@ -112,6 +111,6 @@ extension FileLock {
     func recordPID() {
         guard let handle = FileHandle(forWritingAtPath: path) else { return }
         defer { try? handle.close() }
-        try? handle.write(contentsOf: Data("\(getpid())\n".utf8))
+        try? handle.write(contentsOf: Data("\(CurrentProcess.id)\n".utf8))
     }
 }

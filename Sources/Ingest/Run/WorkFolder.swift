@@ -16,10 +16,10 @@ enum WorkFolder {
         var isDirectory: ObjCBool = false
         if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
             do {
-                try manager.createDirectory(atPath: path, withIntermediateDirectories: true)
+                try FileSystem.makeFolders(path)
                 mark(path)
             } catch {
-                throw JournalError("cannot create the work folder \(path): \(error.localizedDescription)")
+                throw JournalError("cannot create the work folder \(path): \(error.reason)")
             }
             return
         }

@@ -1,4 +1,5 @@
 import Foundation
+import IngestNative
 
 /// `lookup`: values for a file from a CSV manifest (`path,pet_id`), or — when no manifest is given — from
 /// templates (`pet_id: "{{dir.name}}"`), saved under `as:` for later templates (`{{pet.pet_id}}`). Each value can be
@@ -223,20 +224,15 @@ struct CSVManifest: Sendable {
 
     init(path: String, keyColumn: String?) throws {
         self.path = path
-        let attributes: [FileAttributeKey: Any]
+        let bytes: [UInt8]
         do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-        } catch {
-            throw Failure(
-                message: "cannot read the manifest \(path): \((error as NSError).localizedFailureReason ?? "\(error)")")
+            let size = try FileStatus(path: path, followLinks: true).size
+            if size > Self.maximumBytes { throw Failure(message: "the manifest \(path) is larger than 64 MiB") }
+            bytes = try ReadOnlyFile(path: path).read(at: 0, count: Int(size))
+        } catch let error as SystemError {
+            throw Failure(message: "cannot read the manifest \(path): \(error.reason)")
         }
-        if let size = attributes[.size] as? Int, size > Self.maximumBytes {
-            throw Failure(message: "the manifest \(path) is larger than 64 MiB")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure(message: "cannot read the manifest \(path)")
-        }
-        guard var text = String(data: data, encoding: .utf8) else {
+        guard var text = String(validating: bytes, as: UTF8.self) else {
             throw Failure(message: "the manifest \(path) is not UTF-8 text")
         }
         if text.hasPrefix("\u{FEFF}") { text.removeFirst() }

@@ -184,8 +184,7 @@ public struct SaveStage: Stage {
     private func write(_ contents: [(path: String, bytes: [UInt8])]) throws {
         for (path, bytes) in contents {
             do {
-                try FileManager.default.createDirectory(
-                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileSystem.makeFolders((path as NSString).deletingLastPathComponent)
                 let file = try TemporaryOutputFile(finalPath: path)
                 try file.write([bytes])
                 try file.commit()

@@ -134,43 +134,36 @@ final class HTMLReportWriter: ReportWriter {
 
 /// Text spooled to a temp file (mode 0600, removed on deinit) until the report can be written in order.
 final class ReportSpool {
-    private let handle: FileHandle
-    private let path: String
+    private let file: SpoolFile
+    private var path: String { file.path }
 
     init(name: String) throws {
-        path = NSTemporaryDirectory() + "/ingest-\(name)-\(getpid())-\(UUID().uuidString).spool"
-        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let handle = FileHandle(forUpdatingAtPath: path)
-        else { throw ReportError("cannot create a temp file for the report at \(path)") }
-        self.handle = handle
-    }
-
-    deinit {
-        try? handle.close()
-        try? FileSystem.remove(path)
+        let path = NSTemporaryDirectory() + "/ingest-\(name)-\(CurrentProcess.id)-\(UUID().uuidString).spool"
+        do {
+            file = try SpoolFile(path: path)
+        } catch {
+            throw ReportError("cannot create a temp file for the report at \(path): \(error.reason)")
+        }
     }
 
     func append(_ text: String) throws { try append(Data(text.utf8)) }
 
     func append(_ data: Data) throws {
         do {
-            try handle.seekToEnd()
-            try handle.write(contentsOf: data)
+            try file.append([UInt8](data))
         } catch {
-            throw ReportError("cannot write the report's spool file \(path): \(error.localizedDescription)")
+            throw ReportError("cannot write the report's spool file \(path): \(error.reason)")
         }
     }
 
     /// Hands everything spooled to `body`, 256 KiB at a time.
     func forEachChunk(_ body: (Data) throws -> Void) throws {
-        try handle.seek(toOffset: 0)
-        while let chunk = try handle.read(upToCount: 256 * 1024), !chunk.isEmpty { try body(chunk) }
+        try file.forEachChunk { try body(Data($0)) }
     }
 
     /// `count` bytes from `offset`.
     func read(at offset: Int64, count: Int) throws -> Data {
-        try handle.seek(toOffset: UInt64(offset))
-        let data = try handle.read(upToCount: count) ?? Data()
+        let data = Data(try file.read(at: offset, count: count))
         guard data.count == count else { throw ReportError("the report's spool file \(path) is short") }
         return data
     }

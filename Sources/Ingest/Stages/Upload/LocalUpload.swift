@@ -16,17 +16,17 @@ struct LocalUpload: UploadMethod {
             ItemFailed(stage: UploadStage.name, rule: .local, message: message)
         }
         do {
-            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try FileSystem.makeFolders(root)
         } catch {
-            throw fail("cannot create \(root): \(error.localizedDescription)")
+            throw fail("cannot create \(root): \(error)")
         }
         guard let resolvedRoot = AtomicCopy.resolved(root) else { throw fail("cannot resolve \(root)") }
         let destination = resolvedRoot + "/" + key
         let parent = (destination as NSString).deletingLastPathComponent
         do {
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            try FileSystem.makeFolders(parent)
         } catch {
-            throw fail("cannot create the folder for key '\(key)': \(error.localizedDescription)")
+            throw fail("cannot create the folder for key '\(key)': \(error)")
         }
         // A symlink inside the destination must not lead the copy out of it.
         guard let resolvedParent = AtomicCopy.resolved(parent),

@@ -43,6 +43,7 @@ Control:
   GET /_state   counts of what arrived: each stored object's sha256/size/count, callbacks, ticket requests,
                 every JSON body per endpoint ("json"), "arrived" (each PUT as its headers came in, before the body).
   POST /_faults replaces the fault list (JSON list, as --faults).
+  POST /_clock  moves the fixture's clock forward, so tickets expire without a wait (see fixture_clock.py).
   ANY /echo/<status>/…  records the request target as received (see url_echo.py), in "echo".
 Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action", ...}:
   {"action": "status", "status": 500}                       plain error answer
@@ -101,6 +102,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import firestore
+import fixture_clock
 import gate
 import signed_urls
 import url_echo
@@ -130,7 +132,7 @@ FAULTS = []
 BEARER = None
 UPSTREAM = None           # "host:port" of a server that unmatched requests are forwarded to
 S3_POST = None            # {"endpoint", "bucket", "access_key", "secret_key", "region"} for real presigned POSTs
-FIXTURE_ROUTES = ("/_state", "/_faults", "/signed/", "/s3post/", "/fixture/", "/api/", "/upload-url", "/analyze",
+FIXTURE_ROUTES = ("/_state", "/_faults", "/_clock", "/signed/", "/s3post/", "/fixture/", "/api/", "/upload-url", "/analyze",
                   "/v1/", "/results/", "/_jobs")
 URL_TTL = 900
 URL_STYLE = "aws"         # --url-style: the query form of /signed/ URLs (aws, gcs, gcs-v2, azure)
@@ -200,7 +202,7 @@ def accept_callback(endpoint, resource):
         if (endpoint, resource) in COMPLETED:
             STATE["callback_repeats"][endpoint] = STATE["callback_repeats"].get(endpoint, 0) + 1
             return ACCEPT_REPEATS
-        COMPLETED[(endpoint, resource)] = time.time()
+        COMPLETED[(endpoint, resource)] = fixture_clock.now()
         STATE["callbacks"][endpoint] = STATE["callbacks"].get(endpoint, 0) + 1
         return True
 
@@ -371,7 +373,7 @@ class Handler(BaseHTTPRequestHandler):
     def signed_put_url(self, key, expired=False, content_type=None):
         if S3:
             return self.presigned_s3_url(key, expired, content_type)
-        expires = int(time.time()) + (-60 if expired else URL_TTL)
+        expires = int(fixture_clock.now()) + (-60 if expired else URL_TTL)
         return "%s/signed/%s?%s" % (self.base(), key, signed_query(key, expires))
 
     def presigned_s3_url(self, key, expired, content_type):
@@ -512,7 +514,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(404, {"detail": "Visit not found"})
         if not completed:
             return self.send(404, {"detail": "No audio recording found for visit %s" % visit_id})
-        expires = int(time.time()) + 900
+        expires = int(fixture_clock.now()) + 900
         url = "%s/signed/%s?expires=%d&X-Amz-Signature=%s" % (
             self.base(), visit["s3_key"], expires, sign("GET\n/%s\n%d" % (visit["s3_key"], expires)))
         return self.send(200, {"presigned_url": url, "expires_in": 900, "visit_id": visit_id,
@@ -552,7 +554,7 @@ class Handler(BaseHTTPRequestHandler):
         if not hmac.compare_digest(signature, sign("PUT\n/%s\n%d" % (key, expires))):
             self.drain()
             return self.s3_error(403, "SignatureDoesNotMatch", "The request signature we calculated does not match")
-        if expires < time.time():
+        if expires < fixture_clock.now():
             self.drain()
             return self.s3_error(403, "AccessDenied", "Request has expired")
         digest = hashlib.sha256()
@@ -648,7 +650,7 @@ class Handler(BaseHTTPRequestHandler):
                 STATE["proxied"] += 1
 
     def do_POST(self):
-        if url_echo.handle(self, STATE, LOCK):
+        if url_echo.handle(self, STATE, LOCK) or fixture_clock.handle(self):
             return
         if self.proxied():
             return
@@ -762,7 +764,7 @@ class Handler(BaseHTTPRequestHandler):
             if not accept_callback("/api/v1/visit-transcripts/audio/upload/complete", match.group(1)):
                 return self.send(409, {"detail": "Upload for visit %s was already completed" % match.group(1)})
             return self.send(200, {
-                "uuid": match.group(1), "pet_id": visit["pet_id"], "visit_date": int(time.time()), "full_text": "",
+                "uuid": match.group(1), "pet_id": visit["pet_id"], "visit_date": int(fixture_clock.now()), "full_text": "",
                 "audio_transcript_url": "https://helppetai-visit-recordings.s3.amazonaws.com/" + visit["s3_key"],
                 "state": "processing", "metadata": {
                     "s3_key": visit["s3_key"], "s3_bucket": "helppetai-visit-recordings",
@@ -783,18 +785,18 @@ class Handler(BaseHTTPRequestHandler):
         duration = body.get("estimated_duration_seconds")
         if duration is not None and not isinstance(duration, (int, float)):
             return (422, {"detail": "estimated_duration_seconds must be a number"})
-        day = datetime.date.today().isoformat()
+        day = fixture_clock.today().isoformat()
         # One recording per pet per day: a second initiate is refused while the first ticket is live or its
         # recording arrived; after the ticket expired unused, initiating again renews it (seed 003's advice).
         with LOCK:
             existing = PET_DAY.get((pet_id, day))
-            live = existing and VISITS[existing]["expires_at"] > time.time()
+            live = existing and VISITS[existing]["expires_at"] > fixture_clock.now()
         blocking = existing and (live or stored_size(VISITS[existing]["s3_key"]) is not None)
         if blocking:
             return (409, {"detail": "Audio recording already exists for pet %s today. Visit ID: %s"
                                    % (pet_id, existing)})
         visit_id = existing or str(uuid.uuid4())
-        now = datetime.datetime.utcnow()
+        now = fixture_clock.utcnow()
         key = "visit-recordings/%s/%s/%s.m4a" % (now.strftime("%Y/%m/%d"), pet_id, uuid.uuid4())
         expiration = now + datetime.timedelta(seconds=-60 if expired else URL_TTL)
         bucket = S3_POST["bucket"] if S3_POST else "helppetai-visit-recordings"
@@ -817,7 +819,7 @@ class Handler(BaseHTTPRequestHandler):
             STATE["secrets"] += [policy, signature]
             PET_DAY[(pet_id, day)] = visit_id
             VISITS[visit_id] = {"pet_id": pet_id, "s3_key": key, "filename": body["filename"],
-                                "expires_at": time.time() + (-60 if expired else URL_TTL)}
+                                "expires_at": fixture_clock.now() + (-60 if expired else URL_TTL)}
         return (200, {
             "visit_id": visit_id,
             "upload_url": upload_url,
@@ -915,7 +917,7 @@ class Handler(BaseHTTPRequestHandler):
             expiration = datetime.datetime.strptime(document["expiration"], "%Y-%m-%dT%H:%M:%S.%fZ")
         except (ValueError, KeyError):
             return self.s3_error(400, "InvalidPolicyDocument", "Invalid Policy: Invalid JSON.")
-        if expiration < datetime.datetime.utcnow():
+        if expiration < fixture_clock.utcnow():
             return self.s3_error(403, "AccessDenied", "Invalid according to Policy: Policy expired.")
         for condition in document["conditions"]:
             if isinstance(condition, dict):

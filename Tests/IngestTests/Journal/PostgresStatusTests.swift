@@ -19,10 +19,10 @@ import Testing
         let live = try PostgresJournal(url: url, leaseSeconds: 30)
         #expect(try live.lease(root: "/r", relativePath: "live.mov") == .granted)
         _ = try live.begin(start("live.mov"))
-        let stuck = try PostgresJournal(url: url, writer: true, leaseSeconds: 1, workLockPath: nil, renews: false)
+        let stuck = try PostgresJournal(url: url, writer: true, leaseSeconds: 30, workLockPath: nil, renews: false)
         #expect(try stuck.lease(root: "/r", relativePath: "stuck.mov") == .granted)
         _ = try stuck.begin(start("stuck.mov"))
-        usleep(1_500_000)
+        try stuck.ageLeases(by: 31)  // its worker stopped renewing 31 s ago
 
         let reader = try PostgresJournal(url: url, writer: false)
         let holders = try reader.liveHolders()

@@ -283,11 +283,11 @@ import Testing
     }
 
     /// A batch stopped by a failing upload and run again after its ticket expired: the journal's ticket is reused,
-    /// its policy is seen to have expired, and a fresh one is asked for (it used to fail on every later run).
+    /// S3 refuses its expired policy (403), and a fresh one is asked for (it used to fail on every later run).
     @Test func vetAudioResumedFileRenewsAnExpiredTicket() throws {
         let backend = try FixtureBackend(
             faults: #"[{"method": "POST", "path": "/s3post/", "action": "status", "status": 500, "times": 3}]"#,
-            bearer: "t", urlTTL: 2)
+            bearer: "t", urlTTL: 60)
         let folder = try TemporaryFolder("seed003-resume")
         defer { folder.remove() }
         let path = folder.path + "/in/\(Self.uuid())/visit.m4a"
@@ -296,9 +296,11 @@ import Testing
         let (first, firstList) = try run("vet-audio", [folder.path + "/in"], in: folder, environment: environment)
         #expect(first.status == 1)
         #expect(rules(firstList.first) == ["upload.status"], "\(firstList)")
-        usleep(2_500_000)  // past the ticket's policy expiration
+        try backend.advanceClock(by: 61)  // the backend's clock moves past the ticket's policy expiration (60 s)
         let (second, secondList) = try run("vet-audio", [folder.path + "/in"], in: folder, environment: environment)
         #expect(second.status == 0, "\(second.stdout)\(secondList)")
+        let refused = try backend.requests().filter { "\($0[0]) \($0[2])" == "POST 403" }
+        #expect(refused.count == 1, "the journal's expired ticket should have been refused once: \(refused)")
         try expectDelivered(byName(secondList), files: ["visit.m4a": path], backend: backend)
         #expect(try backend.counts("tickets") == ["/api/v1/visit-transcripts/audio/upload/initiate": 2])
         #expect(try backend.counts("callbacks") == ["/api/v1/visit-transcripts/audio/upload/complete": 1])

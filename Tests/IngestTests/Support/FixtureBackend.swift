@@ -107,6 +107,18 @@ final class FixtureBackend {
         }
     }
 
+    /// Moves the fixture's clock forward by `seconds` (`POST /_clock`): its tickets, signed URLs and policies
+    /// expire as if that time had passed, with no wait.
+    func advanceClock(by seconds: Double) throws {
+        var request = HTTPRequest(
+            method: "POST", url: base + "/_clock", body: .bytes(Array(#"{"advance": \#(seconds)}"#.utf8)))
+        request.headers = [("Content-Type", "application/json")]
+        let result = HTTPClient.shared.perform(request)
+        guard case .success(let response) = result, response.status == 200 else {
+            throw FixtureError(message: "POST /_clock failed: \(result)")
+        }
+    }
+
     func stop() {
         if process.isRunning {
             process.terminate()

@@ -96,8 +96,9 @@ import Testing
         #expect(try journal.counts()[.done] == nil)
         #expect(try journal.counts()[.running] == 2)
 
-        // The tickets the journal kept have expired by now: the resumed uploads get 403 and renew them.
-        sleep(5)
+        // The tickets the journal kept expire (the backend's clock moves past their 4 s): the resumed uploads get 403
+        // and renew them.
+        try backend.advanceClock(by: 5)
         try backend.setFaults("[]")
         let second = try runCommand(
             ingest, ["run", pipeline, "in"], environment: environmentWithoutProxies(), directory: folder.path)

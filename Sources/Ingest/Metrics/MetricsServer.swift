@@ -8,6 +8,8 @@ import Synchronization
 public final class MetricsServer: Sendable {
     /// What the listener was bound to, `HOST:PORT` (the port the kernel chose when 0 was asked).
     public let address: String
+    /// What it serves: give it to the run (`RunSettings.metrics`).
+    public let metrics: RunMetrics
     private let control = Control()
 
     /// The stop flag the serving thread reads, and whether it has ended.
@@ -49,6 +51,7 @@ public final class MetricsServer: Sendable {
             throw MetricsServerError(description: "--metrics-addr \(text): \(error)")
         }
         address = socket.boundAddress
+        self.metrics = metrics
         let thread = Thread { [control] in
             while !control.stopped.load(ordering: .acquiring) {
                 guard let connection = try? socket.accept(waitingAtMost: 200) else { continue }

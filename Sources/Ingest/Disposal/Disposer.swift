@@ -81,13 +81,15 @@ public struct Disposer: Sendable {
         do {
             try commit?()
         } catch {
-            return failing(report, stage: stage, rule: rule, "not \(verb): the journal could not commit it as done: \(error)")
+            return failing(
+                report, stage: stage, rule: rule, "not \(verb): the journal could not commit it as done: \(error)")
         }
         guard let listed = entry.status else { return nil }
         do {
             let now = try FileStatus(path: entry.path, followLinks: true)
             if let change = now.change(since: listed) {
-                return failing(report, stage: stage, rule: rule, "not \(verb): the file changed since it was taken (\(change))")
+                return failing(
+                    report, stage: stage, rule: rule, "not \(verb): the file changed since it was taken (\(change))")
             }
         } catch {
             return failing(report, stage: stage, rule: rule, "not \(verb): \(error)")
@@ -121,9 +123,11 @@ public struct Disposer: Sendable {
         let moved = move(report, entry: entry, to: target, stage: "on_failure")
         guard moved.failures.count == report.failures.count else { return moved }
         do {
-            try StillFile.writeAtomically([Array(moved.json.prettySerialized().utf8) + [10]], to: target + ".report.json")
+            try StillFile.writeAtomically(
+                [Array(moved.json.prettySerialized().utf8) + [10]], to: target + ".report.json")
         } catch {
-            return failing(moved, stage: "on_failure", rule: .move, "moved to \(target), but its report was not written: \(error)")
+            return failing(
+                moved, stage: "on_failure", rule: .move, "moved to \(target), but its report was not written: \(error)")
         }
         return moved
     }

@@ -7,7 +7,8 @@ extension Runner {
         var report = report
         if let disposer {
             let session = self.session
-            report = disposer.apply(to: report, entry: entry, commit: session.map { session in { try session.commit() } })
+            report = disposer.apply(
+                to: report, entry: entry, commit: session.map { session in { try session.commit() } })
         }
         if let metrics = settings.metrics {
             let uploads = stages.contains { $0.usesNetwork && $0.name == "upload" }

@@ -70,7 +70,8 @@ public final class MetricsServer: Sendable {
     }
 
     private static func answer(_ connection: ConnectedSocket, metrics: RunMetrics) {
-        guard let head = connection.readHead(), let line = String(decoding: head, as: UTF8.self).split(separator: "\r\n").first
+        guard let head = connection.readHead(),
+            let line = String(decoding: head, as: UTF8.self).split(separator: "\r\n").first
         else { return }
         let parts = line.split(separator: " ")
         let (status, type, body): (String, String, String)
@@ -84,7 +85,9 @@ public final class MetricsServer: Sendable {
                 (status, type, body) = ("200 OK", "text/plain; charset=utf-8", "ok\n")
             }
         case ("GET", _):
-            (status, type, body) = ("404 Not Found", "text/plain; charset=utf-8", "not found: try /metrics or /healthz\n")
+            (status, type, body) = (
+                "404 Not Found", "text/plain; charset=utf-8", "not found: try /metrics or /healthz\n"
+            )
         default:
             (status, type, body) = ("405 Method Not Allowed", "text/plain; charset=utf-8", "only GET\n")
         }

@@ -16,7 +16,8 @@ struct PrometheusText {
     mutating func histogram(_ stage: String, _ histogram: RunMetrics.Histogram, bounds: [Double]) {
         let name = "ingest_stage_duration_seconds"
         for (index, bound) in bounds.enumerated() {
-            sample(name + "_bucket", ["stage": stage, "le": PrometheusText.number(bound)], Double(histogram.counts[index]))
+            sample(
+                name + "_bucket", ["stage": stage, "le": PrometheusText.number(bound)], Double(histogram.counts[index]))
         }
         sample(name + "_bucket", ["stage": stage, "le": "+Inf"], Double(histogram.count))
         sample(name + "_sum", ["stage": stage], histogram.sum)

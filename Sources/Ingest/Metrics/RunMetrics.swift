@@ -104,14 +104,17 @@ public final class RunMetrics: Sendable {
         out.sample("ingest_sent_bytes_total", [:], Double(state.sentBytes))
         out.family("ingest_requests_total", "counter", "Requests made, by stage and final HTTP status.")
         for key in state.requests.keys.sorted() {
-            out.sample("ingest_requests_total", ["stage": key.stage, "status": key.status], Double(state.requests[key]!))
+            out.sample(
+                "ingest_requests_total", ["stage": key.stage, "status": key.status], Double(state.requests[key]!))
         }
         out.family("ingest_retries_total", "counter", "Attempts repeated, by stage and the request's final status.")
         for key in state.retries.keys.sorted() {
             out.sample("ingest_retries_total", ["stage": key.stage, "status": key.status], Double(state.retries[key]!))
         }
         out.family("ingest_stage_duration_seconds", "histogram", "Seconds one file spent in a stage.")
-        for stage in state.durations.keys.sorted() { out.histogram(stage, state.durations[stage]!, bounds: RunMetrics.bounds) }
+        for stage in state.durations.keys.sorted() {
+            out.histogram(stage, state.durations[stage]!, bounds: RunMetrics.bounds)
+        }
         out.family("ingest_queue_depth", "gauge", "Files listed and not finished yet.")
         out.sample("ingest_queue_depth", [:], Double(max(0, state.listed - state.reported)))
         out.family("ingest_last_success_timestamp_seconds", "gauge", "When a file last passed (Unix time; 0: never).")

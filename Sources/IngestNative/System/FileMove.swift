@@ -1,9 +1,10 @@
+internal import CIngestShims
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-internal import CIngestShims
 
 /// Moves a file to a name that must not exist yet, never replacing one that does, with no window for a race:
 /// `renameat2(RENAME_NOREPLACE)` on one file system (atomic), `link(2)` + `unlink(2)` where the file system cannot do

@@ -81,8 +81,9 @@ public struct Disposer: Sendable {
         do {
             try commit?()
         } catch {
+            // Rule `journal`: the health check (`/healthz`) turns 503 on it.
             return failing(
-                report, stage: stage, rule: rule, "not \(verb): the journal could not commit it as done: \(error)")
+                report, stage: stage, rule: .journal, "not \(verb): the journal could not commit it as done: \(error)")
         }
         guard let listed = entry.status else { return nil }
         do {

@@ -12,7 +12,9 @@ extension Runner {
         }
         if let metrics = settings.metrics {
             let uploads = stages.contains { $0.usesNetwork && $0.name == "upload" }
-            metrics.record(report, journaled: session != nil, sentBytes: uploads ? entry.size : 0)
+            // A passed file's network stages were committed as barriers: the journal can be written.
+            let written = session != nil && report.status == .passed && stages.contains(where: \.usesNetwork)
+            metrics.record(report, journalWritten: written, sentBytes: uploads ? entry.size : 0)
         }
         return report
     }

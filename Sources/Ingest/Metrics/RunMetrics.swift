@@ -47,9 +47,10 @@ public final class RunMetrics: Sendable {
     /// `nil` while healthy, else why not.
     public var problem: String? { state.withLock { $0.problem } }
 
-    /// Counts one file's final report. `journaled`: the run keeps a journal, so a file that got through without a
-    /// journal failure shows it can be written again. `sentBytes`: what the file's upload sent (0 when none).
-    public func record(_ report: ItemReport, journaled: Bool, sentBytes: Int64 = 0) {
+    /// Counts one file's final report. `journalWritten`: the journal committed this file's records (a passed file
+    /// whose network stages are journaled as barriers), which shows it can be written again. `sentBytes`: what the
+    /// file's upload sent (0 when none).
+    public func record(_ report: ItemReport, journalWritten: Bool = false, sentBytes: Int64 = 0) {
         let journalFailure = report.failures.first { $0.rule == .journal || $0.stage == "journal" }
         state.withLock { state in
             state.files[report.status.rawValue, default: 0] += 1
@@ -60,7 +61,7 @@ public final class RunMetrics: Sendable {
             }
             if let journalFailure {
                 state.problem = "the journal cannot be written: \(journalFailure.message)"
-            } else if journaled, report.status != .skipped, state.problem?.hasPrefix("the journal") == true {
+            } else if journalWritten, state.problem?.hasPrefix("the journal") == true {
                 state.problem = nil
             }
             RunMetrics.count(report.timings, into: &state)

@@ -63,6 +63,42 @@ import Testing
         #expect(try Self.get(url + "/nothing").status == 404)
     }
 
+    @Test func requestsAndRetriesByStageAndStatusMatchTheReport() throws {
+        let folder = try TemporaryFolder("metrics-requests")
+        defer { folder.remove() }
+        let backend = try FixtureBackend(
+            faults: #"[{"method": "POST", "path": "/api/upload-url", "times": 1, "action": "status", "status": 503}]"#)
+        defer { backend.stop() }
+        try copySample("good/plain.mov", to: folder.path + "/in/alice/a.mov")
+        try copySample("good/plain.mov", to: folder.path + "/in/bob/b.mov")
+        let yaml = ChangedFileTests.pipeline(backend.base)
+        let pipeline = try Pipeline.parse(yaml: yaml, source: "test.yml", environment: [:])
+        let metrics = RunMetrics()
+        var settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
+        settings.metrics = metrics
+        var expected: [String: Double] = [:]
+        try Runner(pipeline: pipeline, settings: settings).run(paths: [folder.path + "/in"]) { report in
+            #expect(report.status == .passed, "\(report.failures)")
+            guard case .object(let timings)? = report.timings, case .array(let requests)? = timings["requests"] else {
+                return
+            }
+            for case .object(let request) in requests {
+                guard case .string(let stage)? = request["stage"], case .int(let status)? = request["status"],
+                    case .int(let attempts)? = request["attempts"]
+                else { continue }
+                let labels = #"{stage="\#(stage)",status="\#(status)"}"#
+                expected["ingest_requests_total" + labels, default: 0] += 1
+                expected["ingest_retries_total" + labels, default: 0] += Double(attempts - 1)
+            }
+        }
+        let text = metrics.text()
+        #expect(expected[#"ingest_retries_total{stage="request",status="200"}"#] == 1, "the 503 was retried")
+        for (series, count) in expected where count > 0 {
+            #expect(Self.value(text, series) == count, "\(series)\n\(text)")
+        }
+        #expect(Self.value(text, #"ingest_files_total{outcome="passed"}"#) == 2)
+    }
+
     /// 70 files, one worker: the journal's disk fills while the first report is handed over, so the files after it
     /// cannot journal their upload as started.
     @Test(.enabled(if: Tmpfs.available, "mounting a tmpfs needs root"))

@@ -25,4 +25,13 @@ enum DryRun {
         let text = requests.flatMap { $0.lines.map { "    " + $0 } }.joined(separator: "\n") + "\n"
         (toStandardError ? FileHandle.standardError : FileHandle.standardOutput).write(Data(text.utf8))
     }
+
+    /// What `on_success` / `on_failure` would do with the file (`would move to DIR/a/b.mov`, `would delete`).
+    static func printDisposal(of report: ItemReport, toStandardError: Bool) {
+        guard case .object(let disposal)? = report.facts["disposal"], case .string(let action)? = disposal["action"]
+        else { return }
+        var line = "    " + (report.status == .failed ? "on_failure: " : "on_success: ") + action
+        if case .string(let target)? = disposal["to"] { line += " to " + target }
+        (toStandardError ? FileHandle.standardError : FileHandle.standardOutput).write(Data((line + "\n").utf8))
+    }
 }

@@ -71,9 +71,10 @@ struct RunOptions: ParsableArguments {
 
     /// Loads the pipeline, runs it and writes the reports; returns the exit status. `journal` is given for
     /// `ingest run` (nil for `ingest validate`, which changes nothing and so has nothing to resume).
-    func execute(offline: Bool, journal journalOptions: JournalOptions? = nil, dryRun: Bool = false) throws
-        -> ExitStatus
-    {
+    func execute(
+        offline: Bool, journal journalOptions: JournalOptions? = nil, dryRun: Bool = false,
+        service: ServiceOptions? = nil
+    ) throws -> ExitStatus {
         // A dry run sends nothing, so it needs no secrets: an unset `${VAR}` renders as `<unset VAR>`.
         let environment = dryRun ? DryRun.environment(pipelineAt: self.pipeline) : ProcessInfo.processInfo.environment
         guard var pipeline = try loadPipeline(environment: environment, offline: offline, dryRun: dryRun) else {
@@ -84,12 +85,21 @@ struct RunOptions: ParsableArguments {
         let missing = InputPaths.missing(paths)
         for problem in missing { printError("ingest: \(problem) (nothing ran)") }
         if !missing.isEmpty { return .usage }
+        do {
+            try pipeline.disposal.check(inputs: paths.isEmpty ? ["."] : paths)
+        } catch {
+            printError("ingest: \(self.pipeline): \(error) (nothing ran)")
+            return .usage
+        }
         var settings = RunSettings(
             workDirectory: workDir, probeTimeout: probeTimeout, offline: offline, environment: environment)
         if dryRun { settings.rehearsal = Rehearsal() }
         let progress = quiet ? nil : RunProgress()
         let display = progress.map { ProgressDisplay(progress: $0) }
         settings.logger = log.makeLogger(display: display)
+        let server = try service?.start()
+        defer { server?.stop() }
+        settings.metrics = server?.metrics
         var journal: (any JournalStore)?
         if let journalOptions, !journalOptions.noJournal, !dryRun {
             do {
@@ -165,6 +175,7 @@ struct RunOptions: ParsableArguments {
                 // A report on standard output (`--report -`) stays pure: the requests then go to standard error.
                 DryRun.print(
                     rehearsal.take(path: report.path), toStandardError: writers.count == 1 && self.report != nil)
+                DryRun.printDisposal(of: report, toStandardError: writers.count == 1 && self.report != nil)
             }
         }
         runner.cancelOnInterruptSignals { name in
@@ -225,6 +236,7 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var options: RunOptions
     @OptionGroup(title: "Journal") var journal: JournalOptions
+    @OptionGroup(title: "Service") var service: ServiceOptions
 
     @Flag(
         name: .long,
@@ -235,7 +247,9 @@ struct RunCommand: ParsableCommand {
                 + "can provide as <ticket.upload_url>."))
     var dryRun = false
 
-    func run() throws { throw try options.execute(offline: false, journal: journal, dryRun: dryRun) }
+    func run() throws {
+        throw try options.execute(offline: false, journal: journal, dryRun: dryRun, service: service)
+    }
 }
 
 struct ValidateCommand: ParsableCommand {

@@ -93,4 +93,10 @@ int ingest_sqlite_no_checkpoint_on_close(sqlite3 *db);
 /// version built against.
 int ingest_jpeg_turbo_version_number(void);
 
+/* ---- Files ---- */
+
+/// rename(2) that never replaces: renameat2(RENAME_NOREPLACE) on Linux, renamex_np(RENAME_EXCL) on macOS. -1 with
+/// errno EEXIST when the name is taken; EINVAL or ENOSYS where the file system or kernel cannot do it.
+int ingest_rename_noreplace(const char *from, const char *to);
+
 #endif

@@ -43,6 +43,8 @@ public struct Pipeline: Sendable {
     public var dedupe: DedupeKey?
     /// `max_work_bytes`: bound on the work folder, in bytes.
     public var maxWorkBytes: Int64?
+    /// `on_success` / `on_failure`: what becomes of a file once it is done (`Disposal/`).
+    public var disposal = Disposal()
     /// SHA-256 of what decides a file's result — `version`, `stages` and `dedupe` after `${VAR}` interpolation — so
     /// the journal redoes files when the pipeline changes. `name`, `input`, `concurrency` and `max_work_bytes` are
     /// left out: changing them changes no file's result.

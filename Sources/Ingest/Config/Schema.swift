@@ -95,6 +95,8 @@ struct PipelineFileOptions: StageOptions, Sendable {
     var concurrency: Int?
     var dedupe: DedupeOptions?
     var maxWorkBytes: ByteSize?
+    var onSuccess: OnSuccessOptions?
+    var onFailure: OnFailureOptions?
     var stages = StageList()
 
     init() {}
@@ -119,6 +121,13 @@ struct PipelineFileOptions: StageOptions, Sendable {
                     "Bound on the work folder: a file that transcodes reserves its size before it starts and waits "
                     + "while others hold the space; a file larger than the bound fails at once.",
                 default: "no limit"),
+            OptionField(
+                "on_success", \.onSuccess,
+                doc: "What becomes of a file once the journal has it as done: `{move_to: DIR}` or `{delete: true}`.",
+                default: "left where it is"),
+            OptionField(
+                "on_failure", \.onFailure, doc: "Where a failed file is moved: `{move_to: DIR}`, its report beside it.",
+                default: "left where it is"),
             OptionField(
                 "stages", \.stages, doc: "The steps every file goes through, in order; each is `- name: {options}`.",
                 required: true),

@@ -84,6 +84,9 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let lease = RuleName("lease")
     public static let maxWorkBytes = RuleName("max_work_bytes")
     public static let error = RuleName("error")
+    // on_success / on_failure: moving or deleting a file once the journal has it as done.
+    public static let move = RuleName("move")
+    public static let delete = RuleName("delete")
 
     /// An S3 POST policy condition the form or file breaks (`policy.content-length-range`).
     public static func policy(_ condition: String) -> RuleName { RuleName("policy." + condition) }

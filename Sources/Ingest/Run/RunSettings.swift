@@ -15,6 +15,8 @@ public struct RunSettings: Sendable {
     public var rehearsal: Rehearsal?
     /// Where `-v` events go (each request's attempts); nil logs nothing.
     public var logger: Logger?
+    /// Counters `--metrics-addr` serves (`Metrics/`); nil counts nothing.
+    public var metrics: RunMetrics?
 
     public init(
         workDirectory: String = ".ingest/work", probeTimeout: Double = 10, offline: Bool = false,

@@ -35,6 +35,8 @@ public final class Runner: @unchecked Sendable {
     let hashesDoneFiles: Bool
     /// All the run's talk with the journal but what one file's stages journal (`JournaledFile`).
     let session: JournalSession?
+    /// `on_success` / `on_failure`, applied to each file's final report (`Disposal/`); nil when the pipeline has none.
+    let disposer: Disposer?
 
     public init(
         pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil, journal: (any JournalStore)? = nil,
@@ -50,6 +52,8 @@ public final class Runner: @unchecked Sendable {
         self.stages = stages
         hashesDoneFiles = stages.contains { $0.usesNetwork || $0.writesWorkFiles }
         session = journal.map { JournalSession(store: $0, pipeline: pipeline, stages: stages, resume: resume) }
+        disposer =
+            pipeline.disposal.isEmpty ? nil : Disposer(disposal: pipeline.disposal, dryRun: settings.rehearsal != nil)
         if let limit = pipeline.maxWorkBytes, stages.contains(where: \.writesWorkFiles) {
             workBudget = WorkBudget(limit: limit)
         } else {
@@ -63,17 +67,22 @@ public final class Runner: @unchecked Sendable {
     @discardableResult
     public func run(paths: [String], onItem: (ItemReport) throws -> Void) throws -> RunSummary {
         let ignored = ignoredPaths()
+        try pipeline.disposal.check(inputs: paths)
         let runFolder = try claimRunFolder()
         defer { if let runFolder { releaseRunFolder(runFolder) } }
         try session?.recordPipelineName()
         let walker = InputWalker(paths: paths, spec: pipeline.input, ignoring: ignored, cancellation: cancellation)
         let shard = self.shard
+        let metrics = settings.metrics
         if let progress { startCountingTotal(paths: paths, ignoring: ignored, progress: progress) }
         var summary = RunSummary()
         var failure = drain(
             next: {
                 while let entry = walker.next() {
-                    if shard?.contains(relativePath: entry.relativePath) ?? true { return entry }
+                    if shard?.contains(relativePath: entry.relativePath) ?? true {
+                        metrics?.listed()
+                        return entry
+                    }
                 }
                 return nil
             }, summary: &summary, onItem: onItem)
@@ -219,8 +228,9 @@ public final class Runner: @unchecked Sendable {
 
     private func handle(_ entry: InputEntry, id: Int) -> Handling {
         progress?.begin(id, path: entry.path)
-        let handling = runStages(entry, id: id)
+        var handling = runStages(entry, id: id)
         if case .report(let report) = handling {
+            handling = .report(finished(report, entry: entry))
             progress?.end(id, size: entry.size, failed: report.status == .failed)
         } else {
             progress?.setAside(id)

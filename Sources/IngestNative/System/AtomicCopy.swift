@@ -55,8 +55,16 @@ package enum AtomicCopy {
         let total = try pump(from: input, source: source, to: output, temporary: temporary, observer: observer)
         try checkUnchanged(input, before: before, copied: total, source: source)
         guard fsync(output) == 0 else { throw .system(SystemError(call: "fsync", path: temporary, errno: errno)) }
-        if !replace, access(destination, F_OK) == 0 { throw .exists(destination) }
-        do { try FileSystem.rename(temporary, to: destination) } catch { throw .system(error) }
+        if !replace {
+            // Put in place without replacing a name taken meanwhile (no check-then-rename race).
+            switch FileMove.renameWithoutReplacing(temporary, destination) {
+            case 0: break
+            case EEXIST: throw .exists(destination)
+            case let code: throw .system(SystemError(call: "rename", path: destination, errno: code))
+            }
+        } else {
+            do { try FileSystem.rename(temporary, to: destination) } catch { throw .system(error) }
+        }
         keep = true
         FileSystem.syncFolder(folder)
         return total

@@ -19,7 +19,7 @@ struct IngestCLI: ParsableCommand {
             """,
         version: VersionInfo.text,
         subcommands: [
-            RunCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
+            RunCommand.self, WatchCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
             PresignCommand.self, StatusCommand.self, ReportCommand.self, TestCommand.self,
         ]
     )

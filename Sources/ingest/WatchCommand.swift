@@ -66,7 +66,8 @@ struct WatchOptions: ParsableArguments {
         else {
             let shown = text.count > 200 ? "'\(text.prefix(200))…'" : "'\(text)'"
             throw ValidationError(
-                "\(option) must be a duration (5s, 500ms, 1m) from \(allowZero ? "0" : "10ms") to 1 day, found \(shown)")
+                "\(option) must be a duration (5s, 500ms, 1m) from \(allowZero ? "0" : "10ms") to 1 day, found \(shown)"
+            )
         }
         return value.seconds
     }

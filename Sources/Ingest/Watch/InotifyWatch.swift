@@ -35,6 +35,9 @@
                 }
                 if overflow {
                     rescans.add(1, ordering: .relaxed)
+                    notice(
+                        "ingest: watch: inotify's event queue overflowed (fs.inotify.max_queued_events): events were "
+                            + "lost; rescanning the folders")
                     // Events were lost after the last read: every folder is watched again (some may be new) and
                     // every file changed since that read is looked at.
                     scanAll(since: lastRead - Int64(WatchFeed.recentWindow * 1e9), watch: watches.add)

@@ -14,14 +14,17 @@ import Testing
         let pipeline = try folder.file("p.yml", UploadPipelineTests.hockeyPipeline(backend.base))
         let first = try WatchProcess(folder: folder.path, pipeline: pipeline, ["--settle", "0.3s"])
         var paths: [String] = []
-        for index in 0..<3 {
+        // One small file the first watch finishes, two large ones it is stopped in the middle of.
+        for (index, size) in [20_000, 1_000_001, 1_000_002].enumerated() {
             paths.append(
                 try writeRandomFile(
-                    folder.path + "/in/user\(index)/clip\(index).mov", size: 1_000_000 + index, seed: UInt64(index) + 3)
-            )
+                    folder.path + "/in/user\(index)/clip\(index).mov", size: size, seed: UInt64(index) + 3))
         }
-        let uploading = try first.eventually { (try backend.state()["arrived"] as? [[Any]] ?? []).count >= 2 }
-        #expect(uploading, "the uploads never started: \(first.stderr)")
+        let uploading = try first.eventually {
+            let done = first.reports("user0/clip0.mov").first?["status"] as? String == "passed"
+            return try done && (backend.state()["arrived"] as? [[Any]] ?? []).count >= 2
+        }
+        #expect(uploading, "the first file was never done, or the others never started: \(first.stderr)")
         #expect(first.stop(SIGTERM) == 143, "\(first.stderr)")
         #expect(first.stderr.contains("interrupted by SIGTERM"), "\(first.stderr)")
         let interrupted = reportObjects(first.report).filter {

@@ -125,3 +125,32 @@ import Testing
         #expect(watch.reports(".flood-a").isEmpty)
     }
 }
+
+/// inotify out of watches (`fs.inotify.max_user_watches`, lowered for the moment the watcher starts: root only).
+@Suite(.serialized) struct WatchOutOfWatchesTests {
+    static let limitFile = "/proc/sys/fs/inotify/max_user_watches"
+
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isWritableFile(atPath: limitFile)))
+    func runningOutOfWatchesSaysSoAndFallsBackToPolling() throws {
+        let folder = try TemporaryFolder("watch-enospc")
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(atPath: folder.path + "/in/a/b", withIntermediateDirectories: true)
+        try sample("voice.m4a").write(to: URL(fileURLWithPath: folder.path + "/in/first.m4a"))
+        let pipeline = try folder.file("p.yml", watchPipeline())
+        let saved = try String(contentsOfFile: Self.limitFile, encoding: .utf8)
+        try "1\n".write(toFile: Self.limitFile, atomically: false, encoding: .utf8)
+        let watch: WatchProcess
+        do {
+            defer { try? saved.write(toFile: Self.limitFile, atomically: false, encoding: .utf8) }
+            watch = try WatchProcess(folder: folder.path, pipeline: pipeline, ["--settle", "0.3s"])
+            _ = watch.eventually { watch.stderr.contains("max_user_watches") }
+        }
+        #expect(watch.stderr.contains("out of inotify watches"), "\(watch.stderr)")
+        #expect(watch.stderr.contains("raise fs.inotify.max_user_watches"), "\(watch.stderr)")
+        #expect(watch.waitForReports("first.m4a"))
+        // Found by the scans that took over.
+        try sample("voice.m4a").write(to: URL(fileURLWithPath: folder.path + "/in/a/b/later.m4a"))
+        #expect(watch.waitForReports("a/b/later.m4a", attempts: 800), "\(watch.stderr)")
+        #expect(watch.stop() == 143)
+    }
+}

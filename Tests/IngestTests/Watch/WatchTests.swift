@@ -114,7 +114,7 @@ import Testing
             return FileHandle(forWritingAtPath: path)!
         }
         // Alternating between two files: the kernel merges only an event identical to the last one queued.
-        for index in 0..<(limit + 500) { try flood[index % 2].write(contentsOf: Data([1])) }
+        for index in 0..<(2 * limit) { try flood[index % 2].write(contentsOf: Data([1])) }
         for handle in flood { try handle.close() }
         try sample("voice.m4a").write(to: URL(fileURLWithPath: folder.path + "/in/late.m4a"))
         kill(watch.process.processIdentifier, SIGCONT)
@@ -124,10 +124,9 @@ import Testing
         #expect(watch.reports("late.m4a").count == 1)
         #expect(watch.reports(".flood-a").isEmpty)
     }
-}
 
-/// inotify out of watches (`fs.inotify.max_user_watches`, lowered for the moment the watcher starts: root only).
-@Suite(.serialized) struct WatchOutOfWatchesTests {
+    // MARK: - Out of watches (root: `fs.inotify.max_user_watches` is lowered for the moment the watcher starts)
+
     static let limitFile = "/proc/sys/fs/inotify/max_user_watches"
 
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isWritableFile(atPath: limitFile)))
@@ -137,13 +136,13 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder.path + "/in/a/b", withIntermediateDirectories: true)
         try sample("voice.m4a").write(to: URL(fileURLWithPath: folder.path + "/in/first.m4a"))
         let pipeline = try folder.file("p.yml", watchPipeline())
-        let saved = try String(contentsOfFile: Self.limitFile, encoding: .utf8)
-        try "1\n".write(toFile: Self.limitFile, atomically: false, encoding: .utf8)
+        let saved = try String(contentsOfFile: WatchTests.limitFile, encoding: .utf8)
+        try "1\n".write(toFile: WatchTests.limitFile, atomically: false, encoding: .utf8)
         let watch: WatchProcess
         do {
-            defer { try? saved.write(toFile: Self.limitFile, atomically: false, encoding: .utf8) }
+            defer { try? saved.write(toFile: WatchTests.limitFile, atomically: false, encoding: .utf8) }
             watch = try WatchProcess(folder: folder.path, pipeline: pipeline, ["--settle", "0.3s"])
-            _ = watch.eventually { watch.stderr.contains("max_user_watches") }
+            _ = watch.eventually(attempts: 200) { watch.stderr.contains("max_user_watches") }
         }
         #expect(watch.stderr.contains("out of inotify watches"), "\(watch.stderr)")
         #expect(watch.stderr.contains("raise fs.inotify.max_user_watches"), "\(watch.stderr)")

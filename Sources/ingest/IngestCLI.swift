@@ -19,8 +19,8 @@ struct IngestCLI: ParsableCommand {
             """,
         version: VersionInfo.text,
         subcommands: [
-            RunCommand.self, WatchCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
-            PresignCommand.self, StatusCommand.self, ReportCommand.self, TestCommand.self,
+            RunCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
+            PresignCommand.self, StatusCommand.self, ReportCommand.self, TestCommand.self, WatchCommand.self,
         ]
     )
 

@@ -20,7 +20,7 @@ struct IngestCLI: ParsableCommand {
         version: VersionInfo.text,
         subcommands: [
             RunCommand.self, ValidateCommand.self, ProbeCommand.self, LintCommand.self, SchemaCommand.self,
-            PresignCommand.self, StatusCommand.self, ReportCommand.self, TestCommand.self,
+            PresignCommand.self, StatusCommand.self, ReportCommand.self, TestCommand.self, WatchCommand.self,
         ]
     )
 

@@ -71,9 +71,10 @@ struct RunOptions: ParsableArguments {
 
     /// Loads the pipeline, runs it and writes the reports; returns the exit status. `journal` is given for
     /// `ingest run` (nil for `ingest validate`, which changes nothing and so has nothing to resume).
+    /// `watch` is given for `ingest watch`: the run goes on over files as they land, until a signal.
     func execute(
         offline: Bool, journal journalOptions: JournalOptions? = nil, dryRun: Bool = false,
-        service: ServiceOptions? = nil
+        service: ServiceOptions? = nil, watch: WatchOptions? = nil
     ) throws -> ExitStatus {
         // A dry run sends nothing, so it needs no secrets: an unset `${VAR}` renders as `<unset VAR>`.
         let environment = dryRun ? DryRun.environment(pipelineAt: self.pipeline) : ProcessInfo.processInfo.environment
@@ -115,9 +116,10 @@ struct RunOptions: ParsableArguments {
         // JSON Lines on a pipe stay JSON: no plain progress lines between them (a terminal still gets the display).
         if log.format != .json || display?.isInteractive == true { display?.start() }
         defer { display?.stop() }
-        let writers = try makeWriters(pipelineName: pipeline.name)
+        let writers = try makeWriters(pipelineName: pipeline.name, appending: watch != nil)
         let (summary, stoppedInFlight) = try run(
-            runner, writers: writers, rehearsal: settings.rehearsal, display: display)
+            runner, writers: writers, rehearsal: settings.rehearsal, display: display,
+            watching: watch?.settings(pipeline: pipeline))
         for writer in writers { try writer.finish(summary) }
         try journal?.close()
         return close(
@@ -147,12 +149,13 @@ struct RunOptions: ParsableArguments {
     }
 
     /// The report file's writer (`--report`) and the table on standard output, unless quiet or the report goes there.
-    private func makeWriters(pipelineName: String) throws -> [ReportWriter] {
+    /// `appending` (watch): a JSON Lines or table report file is appended to as files finish.
+    private func makeWriters(pipelineName: String, appending: Bool = false) throws -> [ReportWriter] {
         var writers: [ReportWriter] = []
         let fileFormat = reportFormat
         if let report {
             let format = fileFormat ?? ReportFormat.guess(fromPath: report) ?? .table
-            let output = try ReportOutput(path: report)
+            let output = try ReportOutput(path: report, appending: appending && (format == .jsonl || format == .table))
             writers.append(try format.makeWriter(output: output, pipelineName: pipelineName))
             // `--report -` (or /dev/stdout) is the report on standard output, in place of the table there.
             if !quiet && !output.isStandardOutput {
@@ -167,7 +170,8 @@ struct RunOptions: ParsableArguments {
     /// Runs the files, writing each report as it comes (and, for a dry run, the requests it would have sent); the
     /// summary and how many files an interruption stopped in flight.
     private func run(
-        _ runner: Runner, writers: [ReportWriter], rehearsal: Rehearsal?, display: ProgressDisplay?
+        _ runner: Runner, writers: [ReportWriter], rehearsal: Rehearsal?, display: ProgressDisplay?,
+        watching: WatchSettings? = nil
     ) throws -> (RunSummary, stoppedInFlight: Int) {
         func write(_ report: ItemReport) throws {
             for writer in writers { try writer.write(report) }
@@ -183,10 +187,18 @@ struct RunOptions: ParsableArguments {
             if let display { display.withDisplayCleared(say) } else { say() }
         }
         var stoppedInFlight = 0
-        let summary = try runner.run(paths: paths.isEmpty ? ["."] : paths) { report in
+        let onItem = { (report: ItemReport) throws in
             if report.failures.contains(where: { $0.rule == .interrupted }) { stoppedInFlight += 1 }
             if let display { try display.withDisplayCleared { try write(report) } } else { try write(report) }
         }
+        if let watching {
+            let summary = try runner.watch(
+                paths: paths, watching: watching,
+                notice: { text in if let display { display.withDisplayCleared { printError(text) } } else { printError(text) } },
+                onItem: onItem)
+            return (summary, stoppedInFlight)
+        }
+        let summary = try runner.run(paths: paths.isEmpty ? ["."] : paths, onItem: onItem)
         return (summary, stoppedInFlight)
     }
 

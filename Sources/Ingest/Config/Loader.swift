@@ -261,6 +261,7 @@ extension Pipeline {
             dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
             configHash: ConfigDigest.hash(written))
         pipeline.disposal = Disposal(onSuccess: file.onSuccess?.success, onFailureMoveTo: file.onFailure?.moveTo)
+        pipeline.settle = file.settle?.seconds
         return DecodedFile(pipeline: pipeline, document: document, errors: [], unsetVariables: excused, yaml: yaml)
     }
 }

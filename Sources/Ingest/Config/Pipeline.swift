@@ -45,6 +45,10 @@ public struct Pipeline: Sendable {
     public var maxWorkBytes: Int64?
     /// `on_success` / `on_failure`: what becomes of a file once it is done (`Disposal/`).
     public var disposal = Disposal()
+    /// `settle`: seconds a file must stay unchanged before `ingest watch` takes it (nil: the default, 5 s).
+    public var settle: Double?
+    /// Ceiling of `settle` and `--settle`: a day.
+    public static let maxSettle = 86_400.0
     /// SHA-256 of what decides a file's result — `version`, `stages` and `dedupe` after `${VAR}` interpolation — so
     /// the journal redoes files when the pipeline changes. `name`, `input`, `concurrency` and `max_work_bytes` are
     /// left out: changing them changes no file's result.

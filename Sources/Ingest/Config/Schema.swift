@@ -97,6 +97,7 @@ struct PipelineFileOptions: StageOptions, Sendable {
     var maxWorkBytes: ByteSize?
     var onSuccess: OnSuccessOptions?
     var onFailure: OnFailureOptions?
+    var settle: DurationValue?
     var stages = StageList()
 
     init() {}
@@ -129,6 +130,12 @@ struct PipelineFileOptions: StageOptions, Sendable {
                 "on_failure", \.onFailure, doc: "Where a failed file is moved: `{move_to: DIR}`, its report beside it.",
                 default: "left where it is"),
             OptionField(
+                "settle", \.settle,
+                doc:
+                    "`ingest watch`: how long a file's size and modification time must stay the same before it is "
+                    + "taken (`--settle` overrides it).",
+                default: "5s"),
+            OptionField(
                 "stages", \.stages, doc: "The steps every file goes through, in order; each is `- name: {options}`.",
                 required: true),
         ]
@@ -137,6 +144,9 @@ struct PipelineFileOptions: StageOptions, Sendable {
     func validate(at node: ConfigNode) throws {
         if name.trimmingCharacters(in: .whitespaces).isEmpty { throw node.error("'name' must not be empty") }
         if let maxWorkBytes, maxWorkBytes.bytes < 1 { throw node.error("'max_work_bytes' must be at least 1 byte") }
+        if let settle, settle.seconds > Pipeline.maxSettle {
+            throw node.error("'settle' must be at most \(DurationValue(seconds: Pipeline.maxSettle)), found \(settle)")
+        }
     }
 }
 

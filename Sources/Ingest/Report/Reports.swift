@@ -54,14 +54,15 @@ public final class ReportOutput {
         finalPath = nil
     }
 
-    /// The file at `path` (standard output for `-`), made complete only by `commit()`.
-    public init(path: String) throws {
+    /// The file at `path` (standard output for `-`), made complete only by `commit()`; or, `appending`, appended
+    /// to in place as each line comes.
+    public init(path: String, appending: Bool = false) throws {
         guard path != "-" else {
             (toStandardOutput, file, finalPath) = (true, nil, nil)
             return
         }
         do {
-            file = try OutputFile(path: path)
+            file = try OutputFile(path: path, appending: appending)
         } catch {
             throw ReportError("cannot write the report \(path): \(error.reason)")
         }

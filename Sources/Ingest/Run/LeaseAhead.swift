@@ -8,6 +8,8 @@ import IngestNative
 final class LeaseAhead: @unchecked Sendable {
     private let session: JournalSession
     private let source: () -> InputEntry?
+    /// Entries available now without waiting, for a batch past its first (nil: `source` never waits).
+    private let ready: (() -> InputEntry?)?
     private let lock = NSLock()
     private var batch: [InputEntry] = []
     private var position = 0
@@ -16,9 +18,10 @@ final class LeaseAhead: @unchecked Sendable {
     private var lastBatch: Date?
     static let largest = 256
 
-    init(session: JournalSession, source: @escaping () -> InputEntry?, workers: Int) {
+    init(session: JournalSession, source: @escaping () -> InputEntry?, ready: (() -> InputEntry?)?, workers: Int) {
         self.session = session
         self.source = source
+        self.ready = ready
         smallest = max(1, min(workers, LeaseAhead.largest))
         size = smallest
     }
@@ -48,16 +51,20 @@ final class LeaseAhead: @unchecked Sendable {
         lastBatch = now
         batch.removeAll(keepingCapacity: true)
         position = 0
-        while batch.count < size, let entry = source() { batch.append(entry) }
+        if let first = source() { batch.append(first) }
+        let more = ready ?? source
+        while !batch.isEmpty, batch.count < size, let entry = more() { batch.append(entry) }
         if !batch.isEmpty { session.leaseAhead(batch) }
     }
 }
 
 extension JournalSession {
     /// `next`, asking the journal about its entries a batch at a time when the journal is shared; else `next` itself.
-    func leasingAhead(_ next: @escaping () -> InputEntry?, workers: Int) -> () -> InputEntry? {
+    func leasingAhead(_ next: @escaping () -> InputEntry?, ready: (() -> InputEntry?)? = nil, workers: Int)
+        -> () -> InputEntry?
+    {
         guard store.leasesAhead else { return next }
-        let ahead = LeaseAhead(session: self, source: next, workers: workers)
+        let ahead = LeaseAhead(session: self, source: next, ready: ready, workers: workers)
         return { ahead.next() }
     }
 

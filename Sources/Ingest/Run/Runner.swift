@@ -125,15 +125,17 @@ public final class Runner: @unchecked Sendable {
     }
 
     /// Runs the entries `next` gives on the pipeline's worker threads, handing each report to `onItem` in order;
-    /// returns the error `onItem` threw, if any (the run then stops after the files in flight).
-    private func drain(
-        next: @escaping () -> InputEntry?, summary: inout RunSummary, onItem: (ItemReport) throws -> Void
+    /// returns the error `onItem` threw, if any (the run then stops after the files in flight). `ready`, when
+    /// `next` blocks for new files (`watch`), gives only entries available now, so a batch never waits to fill.
+    func drain(
+        next: @escaping () -> InputEntry?, ready: (() -> InputEntry?)? = nil, summary: inout RunSummary,
+        onItem: (ItemReport) throws -> Void
     ) -> Error? {
         let workers = min(max(1, pipeline.concurrency), Pipeline.maxConcurrency)
         // Reports wait here in path order. A roomy window keeps the workers going while the report writer or the
         // journal's writer has the core (4 per worker left them waiting on it; a report is small).
         // A shared journal is asked about the files a batch at a time, as the workers come to them.
-        let source = session.map { $0.leasingAhead(next, workers: workers) } ?? next
+        let source = session.map { $0.leasingAhead(next, ready: ready, workers: workers) } ?? next
         let queue = WorkQueue(next: source, window: workers * 64)
         cancellation.onCancel { queue.cancel() }
         startWorker(0, of: workers, queue: queue)
@@ -176,6 +178,14 @@ public final class Runner: @unchecked Sendable {
     /// Files set aside: another worker held their lease (`until` nil: ask again after the poll interval), or a call
     /// an earlier run cut short may be in flight until `until`.
     private var deferred: [(entry: InputEntry, until: Date?)] = []
+
+    /// Every file set aside, taken out (`watch` feeds them again itself once due).
+    func takeDeferred() -> [(entry: InputEntry, until: Date?)] {
+        deferredLock.withLock {
+            defer { deferred.removeAll() }
+            return deferred
+        }
+    }
 
     /// Waits (cancellably, no worker held) for the first set-aside file to be due; the files due then, or nil when
     /// none is set aside or the run was cancelled. The others stay set aside.

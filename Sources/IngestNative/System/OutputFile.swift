@@ -24,9 +24,15 @@ package final class OutputFile {
     private let target: String?
     private var finished = false
 
-    package init(path: String, mode: mode_t = 0o600) throws(SystemError) {
+    /// `appending`: a regular file is opened for appending and written in place (`ingest watch`'s JSON Lines, read
+    /// while the watch goes on), not through a temp file.
+    package init(path: String, mode: mode_t = 0o600, appending: Bool = false) throws(SystemError) {
         self.path = path
         switch try OutputFile.destination(of: path) {
+        case .file(let file) where appending:
+            let opened = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode)
+            guard opened >= 0 else { throw SystemError(call: "open", path: file, errno: errno) }
+            (descriptor, temporary, target, duplicated) = (opened, nil, nil, nil)
         case .descriptor(let number):
             let copy = fcntl(number, F_DUPFD_CLOEXEC, 3)
             guard copy >= 0 else { throw SystemError(call: "dup", path: path, errno: errno) }

@@ -92,7 +92,7 @@ import Testing
         #expect(script.status == 0)
         let values = ["table", "jsonl", "json", "junit", "github", "html"].map { "'\($0)'" }.joined(separator: "$'\\n'")
         let offered = script.stdout.components(separatedBy: "'--report-format')\n").dropFirst()
-        #expect(offered.count == 2, "run and validate")
+        #expect(offered.count == 3, "run, validate and watch")
         for completion in offered { #expect(completion.contains("-W \(values)\n"), "\(completion.prefix(300))") }
     }
 

@@ -169,6 +169,13 @@ public final class Runner: Sendable {
         thread.start()
     }
 
+    /// What each file's run gets of this one.
+    var fileRunPlan: FileRunPlan {
+        FileRunPlan(
+            stages: stages, settings: settings, progress: progress, cancellation: cancellation,
+            workBudget: workBudget, hashesDoneFiles: hashesDoneFiles, journaled: journal != nil)
+    }
+
     /// Stops the run from any thread (a Ctrl-C handler): `run` returns once the files in flight have ended.
     public func cancel(reason: String) { cancellation.cancel(reason: reason) }
 
@@ -268,7 +275,7 @@ public final class Runner: Sendable {
             return .later(until: until)
         case nil: break
         }
-        return .report(FileRun(runner: self, entry: entry, id: id, item: item, journaled: journaled).run())
+        return .report(FileRun(plan: fileRunPlan, entry: entry, id: id, item: item, journaled: journaled).run())
     }
 
     /// Temp files and a transcoded artifact in the work folder belong to the file alone: removed once it is finished.

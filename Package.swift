@@ -5,7 +5,7 @@ import PackageDescription
 /// for libcurl); the one C target, CIngestShims, holds what Swift cannot import: variadic calls and macros.
 let package = Package(
     name: "ingest",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Ingest", targets: ["Ingest"]),
         .executable(name: "ingest", targets: ["ingest"]),
@@ -58,5 +58,5 @@ let package = Package(
             resources: []
         ),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Ingest
+import Synchronization
 
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -59,23 +60,15 @@ struct ProbeCommand: ParsableCommand {
         // Probed in batches so output keeps the input order while `jobs` files are open at once.
         var batch: [InputEntry] = []
         func flush() {
-            var lines = [String](repeating: "", count: batch.count)
-            var failed = [Bool](repeating: false, count: batch.count)
+            let results = Mutex([(line: String, failed: Bool)](repeating: ("", false), count: batch.count))
             let entries = batch
             let timeout = self.timeout
             let json = self.json
-            lines.withUnsafeMutableBufferPointer { lineBuffer in
-                failed.withUnsafeMutableBufferPointer { failedBuffer in
-                    nonisolated(unsafe) let lineOut = lineBuffer
-                    nonisolated(unsafe) let failedOut = failedBuffer
-                    DispatchQueue.concurrentPerform(iterations: entries.count) { index in
-                        let (line, didFail) = ProbeCommand.describe(entries[index], timeout: timeout, json: json)
-                        lineOut[index] = line
-                        failedOut[index] = didFail
-                    }
-                }
+            DispatchQueue.concurrentPerform(iterations: entries.count) { index in
+                let result = ProbeCommand.describe(entries[index], timeout: timeout, json: json)
+                results.withLock { $0[index] = result }
             }
-            for (line, didFail) in zip(lines, failed) {
+            for (line, didFail) in results.withLock({ $0 }) {
                 print(line)
                 anyFailed = anyFailed || didFail
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// `10/hour`, `2/s`, `100/min`, `500/day`: at most that many requests start per window.
 public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
@@ -42,30 +43,35 @@ public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
 
 /// Client-side rate limit shared by every worker running one stage: a request that would exceed it waits for
 /// a free slot (the file is queued, not failed), as the seed backends' 10/hour limits require.
-final class RateLimiter: @unchecked Sendable {
+final class RateLimiter: Sendable {
     let rate: Rate
-    private let condition = NSCondition()
-    private var starts: [Date] = []
+    private let starts = Mutex<[Date]>([])
 
     init(rate: Rate) { self.rate = rate }
 
     /// Waits for a slot; false when `cancellation` stops the run first (a 10/hour wait must not outlive Ctrl-C).
     @discardableResult
     func acquire(cancellation: RunCancellation? = nil) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
         while true {
             if cancellation?.isCancelled == true { return false }
             let now = Date()
-            starts.removeAll { now.timeIntervalSince($0) >= rate.window }
-            if starts.count < rate.count {
-                starts.append(now)
-                return true
+            let rate = rate
+            // nil: a slot was taken; otherwise the seconds until the oldest start leaves the window.
+            let wait: Double? = starts.withLock { starts in
+                starts.removeAll { now.timeIntervalSince($0) >= rate.window }
+                guard starts.count >= rate.count else {
+                    starts.append(now)
+                    return nil
+                }
+                return rate.window - now.timeIntervalSince(starts[0])
             }
-            let wait = rate.window - now.timeIntervalSince(starts[0])
-            // Woken at least every 250 ms while a cancellation could arrive.
-            let slice = cancellation == nil ? max(0.01, wait) : min(0.25, max(0.01, wait))
-            _ = condition.wait(until: now.addingTimeInterval(slice))
+            guard let wait else { return true }
+            // Nothing frees a slot but time: sleep outside the lock, waking early when the run is cancelled.
+            if let cancellation {
+                _ = cancellation.sleep(max(0.01, wait))
+            } else {
+                Thread.sleep(forTimeInterval: max(0.01, wait))
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ import IngestNative
 /// taken the sender waits for one (back-pressure: memory stays at `slotCount` chunks however big the file).
 /// `.countOnly` hashes nothing (no journal records the hash and no template reads it during the upload; a later
 /// `{{sha256}}` still reads the file on demand).
+// unchecked: swift-crypto's hash state (not Sendable) is touched by one thread at a time, the sender or its queue
 final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     enum Mode: Sendable { case inline, background, countOnly }
 
@@ -21,7 +22,7 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     /// Bytes handed over since the last restart, on the sender's thread (what `progress` is told).
     private var sent: Int64 = 0
     /// Told the bytes done so far (the live progress display); called on the thread that reads the file.
-    var progress: ((Int64) -> Void)?
+    var progress: (@Sendable (Int64) -> Void)?
 
     static let slotCount = 4
     private let queue: DispatchQueue?

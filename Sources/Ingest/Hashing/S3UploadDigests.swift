@@ -65,28 +65,29 @@ extension S3Uploader {
 /// thread waits until the parts before it have been fed, then hashes its own part and feeds the file's hash in the
 /// same read. A part that fails before its turn gives the hash up (`giveUp`) so no thread waits forever; the
 /// upload has failed then anyway.
-final class PartOrderedSHA256: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var next = 0
-    private var givenUp = false
-    private var digest = StreamDigest(sha256: true)
+final class PartOrderedSHA256: Sendable {
+    private struct Turns {
+        var next = 0
+        var givenUp = false
+        var digest = StreamDigest(sha256: true)
+    }
+    /// A part's thread blocks until the parts before it have been fed (the hash takes the bytes in file order).
+    private let turns = ConditionLock(Turns())
     private let count: Int
 
     init(parts: Int) { count = parts }
 
     /// Runs `hash` for part `index` once parts 0..<index have been fed, handing it the feed of the file's hash
-    /// (nil once the hash is given up).
+    /// (nil once the hash is given up). The digest is taken out while its part feeds it and put back after.
     func inTurn<T>(_ index: Int, _ hash: (((UnsafeRawBufferPointer) -> Void)?) throws -> T) throws -> T {
-        condition.lock()
-        while next != index, !givenUp { condition.wait() }
-        let feeding = !givenUp
-        condition.unlock()
+        var digest = turns.wait(until: { $0.next == index || $0.givenUp }) { $0.givenUp ? nil : $0.digest }
         do {
-            let result = try hash(feeding ? { self.digest.update($0) } : nil)
-            condition.lock()
-            if feeding { next += 1 }
-            condition.broadcast()
-            condition.unlock()
+            let result = try hash(digest == nil ? nil : { digest?.update($0) })
+            turns.change { turns in
+                guard let digest else { return }
+                turns.digest = digest
+                turns.next += 1
+            }
             return result
         } catch {
             giveUp()
@@ -94,18 +95,14 @@ final class PartOrderedSHA256: @unchecked Sendable {
         }
     }
 
-    func giveUp() {
-        condition.lock()
-        givenUp = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    func giveUp() { turns.change { $0.givenUp = true } }
 
     /// The hex digest once every part has been fed; nil when it was given up.
     var sha256Hex: String? {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !givenUp, next == count else { return nil }
-        return digest.finalize().sha256Hex
+        let count = count
+        return turns.withLock { turns in
+            guard !turns.givenUp, turns.next == count else { return nil }
+            return turns.digest.finalize().sha256Hex
+        }
     }
 }

@@ -12,6 +12,7 @@ import IngestNative
 /// of those not done in another). Every write commits before it returns, its statements sent in one pipeline, and
 /// the file's result and the end of its lease are one transaction, so no other worker can take a file whose result
 /// is not yet recorded.
+// unchecked: owns libpq connections (PGconn*): the pool under poolLock, leases and claims under stateLock
 public final class PostgresJournal: @unchecked Sendable, JournalStore {
     /// The URL with its password redacted: what every message shows.
     public let path: String

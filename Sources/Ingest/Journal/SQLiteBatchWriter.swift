@@ -5,6 +5,7 @@ import IngestNative
 /// and written in transactions (up to `batchLimit` writes or `batchInterval` seconds) by a thread of its own, so
 /// the journal is not the bottleneck; a *barrier* write applies everything queued before it (records keep their
 /// order) and commits before it returns.
+// unchecked: owns the writer connection (sqlite3*) and its statements, used under `lock`; the queue under queueLock
 final class SQLiteBatchWriter: @unchecked Sendable {
     /// What messages call the journal.
     let path: String
@@ -208,24 +209,25 @@ final class SQLiteBatchWriter: @unchecked Sendable {
     }
 }
 
-/// The thread that writes queued batches. It holds the writer weakly, and ends with it (or at `close`).
-private final class BackgroundWriter: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var requested = false
-    private var stopped = false
+/// The thread that writes queued batches. It holds the writer weakly, and ends with it (or at `close`). It blocks
+/// between requests (a thread of its own: SQLite calls block).
+private final class BackgroundWriter: Sendable {
+    private struct Requests {
+        var requested = false
+        var stopped = false
+    }
+    private let requests = ConditionLock(Requests())
 
     init(writer: SQLiteBatchWriter) {
-        let thread = Thread { [weak writer, self] in
+        let thread = Thread { [weak writer, requests] in
             while true {
-                self.condition.lock()
-                while !self.requested && !self.stopped {
-                    // Wakes now and then to notice a journal that went away without `close`.
-                    if !self.condition.wait(until: Date(timeIntervalSinceNow: 1)) { break }
+                // Wakes now and then to notice a journal that went away without `close`.
+                let (write, stop) = requests.wait(
+                    until: { $0.requested || $0.stopped }, deadline: Date(timeIntervalSinceNow: 1)
+                ) { requests, _ in
+                    defer { requests.requested = false }
+                    return (requests.requested, requests.stopped)
                 }
-                let write = self.requested
-                self.requested = false
-                let stop = self.stopped
-                self.condition.unlock()
                 guard !stop, let writer else { return }
                 if write { writer.writeQueuedInSteps() }
             }
@@ -234,17 +236,7 @@ private final class BackgroundWriter: @unchecked Sendable {
         thread.start()
     }
 
-    func request() {
-        condition.lock()
-        requested = true
-        condition.signal()
-        condition.unlock()
-    }
+    func request() { requests.change { $0.requested = true } }
 
-    func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-    }
+    func stop() { requests.change { $0.stopped = true } }
 }

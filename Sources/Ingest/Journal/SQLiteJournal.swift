@@ -14,6 +14,7 @@ import IngestNative
 /// wait on each other for the journal: lookups go through a pool of read connections (WAL readers do not block the
 /// writer), and the records of finished files are queued in memory and written as one transaction by whichever
 /// worker finds the batch due (`SQLiteBatchWriter`).
+// unchecked: owns SQLite connections (sqlite3*), each used under its own lock (readerLock, claimLock, the writer's)
 public final class SQLiteJournal: @unchecked Sendable {
     public let path: String
     /// The writer connection and its batches.

@@ -1,5 +1,6 @@
 import Foundation
 import IngestNative
+import Synchronization
 
 /// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.
 public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
@@ -51,9 +52,10 @@ public enum ItemStatus: String, Sendable {
     case passed, failed, skipped
 }
 
-/// One input file flowing through the stages. A worker owns it while it runs, so it is not shared across threads
-/// concurrently; stages read and add facts (`probe`, `geohash`, `ticket` …) that later stages and templates use.
-public final class Item: @unchecked Sendable {
+/// One input file flowing through the stages. A worker owns it while it runs; stages read and add facts (`probe`,
+/// `geohash`, `ticket` …) that later stages and templates use. Its facts sit behind a lock because a few stages
+/// hand the item to threads of their own (multipart parts, a renewal), not because workers share it.
+public final class Item: Sendable {
     /// Path as opened (the walked root joined with the relative path).
     public let path: String
     /// Path relative to the input root it was found under (what reports and `file.path` show).
@@ -66,42 +68,84 @@ public final class Item: @unchecked Sendable {
     public let rootIndex: Int
     /// Size in bytes when listed.
     public let size: Int64
+    /// When the file started, its stages' seconds and its requests' attempts (for the reports).
+    public let timings = FileTimings()
+
+    private struct Facts {
+        var artifact: String
+        var facts = JSONObject()
+        var probeResult: ProbeResult?
+        var temporaryFiles: [String] = []
+        var probeError: ItemFailed?
+        var templateValues = JSONObject()
+        var knownSHA256: String?
+        var validated: FileStatus?
+        var rerun: [String: @Sendable () throws -> StageOutcome] = [:]
+    }
+    private let state: Mutex<Facts>
+
     /// The file later stages act on: the original, or a transcoded file in the work directory.
     public var artifact: String {
-        // A new artifact (a transcoded file) has facts of its own: a later probe must read it, not the original.
-        didSet {
-            if artifact != oldValue {
-                probeResult = nil
-                probeError = nil
-                // `{{sha256}}`/`{{md5}}` describe the file being sent: the new one must be hashed afresh.
-                templateValues["sha256"] = nil
-                templateValues["md5"] = nil
+        get { state.withLock { $0.artifact } }
+        set {
+            state.withLock { state in
+                // A new artifact (a transcoded file) has facts of its own: a later probe must read it, not the
+                // original, and `{{sha256}}`/`{{md5}}` describe the file being sent: the new one is hashed afresh.
+                if state.artifact != newValue {
+                    state.probeResult = nil
+                    state.probeError = nil
+                    state.templateValues["sha256"] = nil
+                    state.templateValues["md5"] = nil
+                }
+                state.artifact = newValue
             }
         }
     }
     /// Facts added by stages, in the order they were added.
-    public var facts = JSONObject()
+    public var facts: JSONObject {
+        get { state.withLock { $0.facts } }
+        set { state.withLock { $0.facts = newValue } }
+    }
     /// Cached probe of `artifact`, shared by validate, probe and geohash so a file is opened once.
-    public var probeResult: ProbeResult?
+    public var probeResult: ProbeResult? {
+        get { state.withLock { $0.probeResult } }
+        set { state.withLock { $0.probeResult = newValue } }
+    }
     /// Files in the work directory made for this item (transcoded artifacts); removed when the item is done.
-    public var temporaryFiles: [String] = []
+    public var temporaryFiles: [String] {
+        get { state.withLock { $0.temporaryFiles } }
+        set { state.withLock { $0.temporaryFiles = newValue } }
+    }
     /// The probe error, cached as well so a broken file is not opened again by each stage.
-    public var probeError: ItemFailed?
+    public var probeError: ItemFailed? {
+        get { state.withLock { $0.probeError } }
+        set { state.withLock { $0.probeError = newValue } }
+    }
     /// Template values made on first use and then fixed for the file (`uuid`, `sha256`, `md5`, `date`), so a key
     /// and the callback that reports it agree; the journal saves `uuid` and `date` before any upload so a re-run
     /// after a crash reuses them.
-    public var templateValues = JSONObject()
+    public var templateValues: JSONObject {
+        get { state.withLock { $0.templateValues } }
+        set { state.withLock { $0.templateValues = newValue } }
+    }
     /// SHA-256 (hex) of the input file once known: read by `sha256(stage:)`, restored from the journal, or set by
     /// a stage that streamed the original file anyway.
-    public var knownSHA256: String?
+    public var knownSHA256: String? {
+        get { state.withLock { $0.knownSHA256 } }
+        set { state.withLock { $0.knownSHA256 = newValue } }
+    }
     /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
     /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
-    var validated: FileStatus?
-    /// When the file started, its stages' seconds and its requests' attempts (for the reports).
-    public let timings = FileTimings()
+    var validated: FileStatus? {
+        get { state.withLock { $0.validated } }
+        set { state.withLock { $0.validated = newValue } }
+    }
     /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
     /// asks for a fresh ticket through this.
-    var rerun: [String: () throws -> StageOutcome] = [:]
+    var rerun: [String: @Sendable () throws -> StageOutcome] {
+        get { state.withLock { $0.rerun } }
+        set { state.withLock { $0.rerun = newValue } }
+    }
 
     public init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {
         self.path = path
@@ -109,7 +153,7 @@ public final class Item: @unchecked Sendable {
         self.size = size
         self.root = root
         self.rootIndex = rootIndex
-        self.artifact = path
+        self.state = Mutex(Facts(artifact: path))
     }
 
     /// Final name component (`clip.mov`).

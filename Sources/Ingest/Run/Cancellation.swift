@@ -4,11 +4,14 @@ import IngestNative
 /// A run asked to stop (Ctrl-C, SIGTERM): set once, never cleared. Transfers in flight that registered here are
 /// cancelled at once, backoff and rate-limit waits end early, no new file starts, and stages that see it fail their
 /// file as interrupted (not done), so the journal sends the next run back to that stage.
-public final class RunCancellation: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var why: String?
-    private var transfers: [ObjectIdentifier: HTTPTransfer] = [:]
-    private var observers: [@Sendable () -> Void] = []
+public final class RunCancellation: Sendable {
+    private struct State {
+        var why: String?
+        var transfers: [ObjectIdentifier: HTTPTransfer] = [:]
+        var observers: [@Sendable () -> Void] = []
+    }
+    /// `sleep` blocks a worker thread (a backoff, a rate limit's wait) until the deadline or the cancellation.
+    private let state = ConditionLock(State())
 
     public init() {}
 
@@ -16,64 +19,49 @@ public final class RunCancellation: @unchecked Sendable {
 
     /// What stopped the run (`SIGINT`), or nil while it goes on.
     public var reason: String? {
-        condition.lock()
-        defer { condition.unlock() }
-        return why
+        state.withLock { $0.why }
     }
 
     /// Stops the run; later calls do nothing. Safe from any thread (not from a signal handler).
     public func cancel(reason: String) {
-        condition.lock()
-        guard why == nil else {
-            condition.unlock()
-            return
+        let cancelled: (inFlight: [HTTPTransfer], toNotify: [@Sendable () -> Void])? = state.change { state in
+            guard state.why == nil else { return nil }
+            state.why = reason
+            defer { state.observers.removeAll() }
+            return (Array(state.transfers.values), state.observers)
         }
-        why = reason
-        let inFlight = Array(transfers.values)
-        let toNotify = observers
-        observers.removeAll()
-        condition.broadcast()
-        condition.unlock()
+        guard let (inFlight, toNotify) = cancelled else { return }
         for transfer in inFlight { transfer.cancel() }
         for observer in toNotify { observer() }
     }
 
     /// Runs `observer` when the run is cancelled (at once if it already is).
     func onCancel(_ observer: @escaping @Sendable () -> Void) {
-        condition.lock()
-        if why == nil {
-            observers.append(observer)
-            condition.unlock()
-        } else {
-            condition.unlock()
-            observer()
+        let added = state.withLock { state in
+            guard state.why == nil else { return false }
+            state.observers.append(observer)
+            return true
         }
+        if !added { observer() }
     }
 
     /// Keeps `transfer` to cancel with the run; a run already cancelled cancels it at once.
     func register(_ transfer: HTTPTransfer) {
-        condition.lock()
-        let cancelled = why != nil
-        if !cancelled { transfers[ObjectIdentifier(transfer)] = transfer }
-        condition.unlock()
+        let cancelled = state.withLock { state in
+            if state.why == nil { state.transfers[ObjectIdentifier(transfer)] = transfer }
+            return state.why != nil
+        }
         if cancelled { transfer.cancel() }
     }
 
     func unregister(_ transfer: HTTPTransfer) {
-        condition.lock()
-        transfers[ObjectIdentifier(transfer)] = nil
-        condition.unlock()
+        state.withLock { $0.transfers[ObjectIdentifier(transfer)] = nil }
     }
 
     /// Sleeps up to `seconds`; returns false as soon as the run is cancelled.
     func sleep(_ seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while why == nil {
-            if !condition.wait(until: deadline) { return why == nil }
-        }
-        return false
+        return state.wait(until: { $0.why != nil }, deadline: deadline) { _, cancelled in !cancelled }
     }
 }
 

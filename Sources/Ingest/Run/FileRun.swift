@@ -1,10 +1,26 @@
 import Foundation
 import IngestNative
 
+/// What a file's way through the stages needs of its run, fixed for the run: handed to each `FileRun` as a value,
+/// so a file's run reads nothing else of the `Runner`.
+struct FileRunPlan: Sendable {
+    let stages: [ConfiguredStage]
+    let settings: RunSettings
+    /// Counters for a live display; nil when nothing shows progress.
+    let progress: RunProgress?
+    let cancellation: RunCancellation
+    /// `max_work_bytes`, when the pipeline transcodes.
+    let workBudget: WorkBudget?
+    /// True when done files are hashed for the journal's content check (the pipeline uploads or transcodes).
+    let hashesDoneFiles: Bool
+    /// True when a journal records the run: stages keep the content hash they read.
+    let journaled: Bool
+}
+
 /// One file on its way through the stages, once the journal let it through: the item, its journal row (nil without a
 /// journal), and how the file ends — journaled, then reported with its facts and timings.
 struct FileRun {
-    let runner: Runner
+    let plan: FileRunPlan
     let entry: InputEntry
     /// The worker's slot in the live display.
     let id: Int
@@ -13,13 +29,13 @@ struct FileRun {
     /// Where stages that move bytes report how far they got; nil when nothing shows progress.
     private let reportBytes: (@Sendable (Int64, Int64?) -> Void)?
 
-    init(runner: Runner, entry: InputEntry, id: Int, item: Item, journaled: JournaledFile?) {
-        self.runner = runner
+    init(plan: FileRunPlan, entry: InputEntry, id: Int, item: Item, journaled: JournaledFile?) {
+        self.plan = plan
         self.entry = entry
         self.id = id
         self.item = item
         self.journaled = journaled
-        if let progress = runner.progress {
+        if let progress = plan.progress {
             reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
         } else {
             reportBytes = nil
@@ -28,7 +44,7 @@ struct FileRun {
 
     /// Runs the stages within the work budget (`max_work_bytes`), if any; the file's report.
     func run() -> ItemReport {
-        guard let workBudget = runner.workBudget else { return runStages() }
+        guard let workBudget = plan.workBudget else { return runStages() }
         guard workBudget.reserve(entry.size) else {
             return finish(.failed, [FileRun.overWorkBudget(size: entry.size, limit: workBudget.limit)])
         }
@@ -40,8 +56,8 @@ struct FileRun {
         // The walker's stat is the identity the journal keys the file by: every stage must find that very file.
         item.validated = entry.status ?? (try? FileStatus(path: entry.path, followLinks: true))
         var last: String?
-        for (position, configured) in runner.stages.enumerated() {
-            if runner.cancellation.isCancelled { return interrupted(configured.name, []) }
+        for (position, configured) in plan.stages.enumerated() {
+            if plan.cancellation.isCancelled { return interrupted(configured.name, []) }
             if let condition = configured.condition, !condition.matches(item) { continue }
             if reuseJournaledResults(of: configured, at: position) { continue }
             if let changed = item.changedFailure(stage: configured.name, found: "before stage \(configured.name)") {
@@ -53,7 +69,7 @@ struct FileRun {
         // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
         // more than reading it once more (uploads, transcodes), unless a key or template already read it — and
         // before the last look at the file, so it is of the file that look vouches for.
-        if journaled != nil && item.knownSHA256 == nil && runner.hashesDoneFiles { _ = try? item.sha256() }
+        if journaled != nil && item.knownSHA256 == nil && plan.hashesDoneFiles { _ = try? item.sha256() }
         if let last, let changed = item.changedFailure(stage: last, found: "after stage \(last)") {
             return finish(.failed, [changed])
         }
@@ -76,7 +92,7 @@ struct FileRun {
     /// Runs one stage — a network stage between its journal barriers — and returns the file's report when the file
     /// ends with it (failed, skipped or interrupted); nil to go on.
     private func runStage(_ configured: ConfiguredStage, at position: Int) -> ItemReport? {
-        runner.progress?.stage(id, configured.name)
+        plan.progress?.stage(id, configured.name)
         // Local stages need no record of their own: redoing them after a crash changes nothing outside.
         let journaled = configured.usesNetwork ? self.journaled : nil
         do {
@@ -88,7 +104,7 @@ struct FileRun {
         }
         let before = item.facts
         let (outcome, failures) = explained(perform(configured, at: position), stage: configured.name)
-        if !failures.isEmpty && runner.cancellation.isCancelled { return interrupted(configured.name, failures) }
+        if !failures.isEmpty && plan.cancellation.isCancelled { return interrupted(configured.name, failures) }
         do {
             try journaled?.stageFinished(
                 item, stage: configured, position: position, outcome: outcome, failures: failures, factsBefore: before)
@@ -106,7 +122,7 @@ struct FileRun {
     /// Calls the stage, timed: a thrown `ItemFailed` gives its failures, any other error one failure of its own.
     private func perform(_ configured: ConfiguredStage, at position: Int) -> (StageOutcome, [RuleFailure]) {
         var context = context(for: configured, at: position)
-        context.wantsContentHash = runner.journal != nil
+        context.wantsContentHash = plan.journaled
         context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
         context.logger?[metadataKey: "file"] = .string(entry.path)
         context.logger?[metadataKey: "stage"] = .string(configured.name)
@@ -136,9 +152,9 @@ struct FileRun {
 
     private func context(for configured: ConfiguredStage, at position: Int) -> StageContext {
         var context = StageContext(
-            settings: runner.settings, resultName: configured.resultName, progress: reportBytes, position: position,
-            cancellation: runner.cancellation)
-        if let progress = runner.progress {
+            settings: plan.settings, resultName: configured.resultName, progress: reportBytes, position: position,
+            cancellation: plan.cancellation)
+        if let progress = plan.progress {
             context.status = { @Sendable [id] text in progress.note(id, text) }
         }
         return context
@@ -163,7 +179,7 @@ struct FileRun {
     private func interrupted(_ stage: String, _ failures: [RuleFailure]) -> ItemReport {
         let failure =
             failures.first { $0.rule == .interrupted }
-            ?? ItemFailed.interrupted(stage: stage, reason: runner.cancellation.reason, during: "stage \(stage)")
+            ?? ItemFailed.interrupted(stage: stage, reason: plan.cancellation.reason, during: "stage \(stage)")
             .failures[0]
         return report(.failed, [failure])
     }

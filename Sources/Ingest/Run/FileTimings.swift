@@ -1,17 +1,20 @@
 import Foundation
+import Synchronization
 
 /// How long one file took, for the reports: when it started, seconds per stage, and each request's attempts (a
 /// file that passed after two 503s says so in the JSON Lines report). Stages append from the file's worker; parts of
 /// a multipart upload from their own threads, hence the lock.
-public final class FileTimings: @unchecked Sendable {
+public final class FileTimings: Sendable {
     public let started = Date()
-    private let lock = NSLock()
-    private var stages: [(name: String, seconds: Double)] = []
-    private var requests: [JSONValue] = []
+    private struct Recorded {
+        var stages: [(name: String, seconds: Double)] = []
+        var requests: [JSONValue] = []
+    }
+    private let recorded = Mutex(Recorded())
 
     public init() {}
 
-    func stage(_ name: String, seconds: Double) { lock.withLock { stages.append((name, seconds)) } }
+    func stage(_ name: String, seconds: Double) { recorded.withLock { $0.stages.append((name, seconds)) } }
 
     /// One request's end: its method, redacted URL, attempts made, the last status (nil after an error) and the
     /// redirects the last attempt met (`RedirectHop.json`), so the report names every origin the data went to.
@@ -24,7 +27,7 @@ public final class FileTimings: @unchecked Sendable {
         ]
         if let status { object["status"] = .int(Int64(status)) }
         if !redirects.isEmpty { object["redirects"] = .array(redirects) }
-        lock.withLock { requests.append(.object(object)) }
+        recorded.withLock { $0.requests.append(.object(object)) }
     }
 
     /// Seconds from the start until now.
@@ -32,13 +35,15 @@ public final class FileTimings: @unchecked Sendable {
 
     /// `{"started": "2026-…Z", "seconds": 1.234, "stages": [{"stage": "probe", "seconds": 0.01}], "requests": […]}`.
     public var json: JSONValue {
-        lock.withLock {
+        recorded.withLock { recorded in
             var object: JSONObject = [
                 "started": .string(RunLogHandler.timestamp(started)), "seconds": .double(Self.rounded(seconds)),
                 "stages": .array(
-                    stages.map { .object(["stage": .string($0.name), "seconds": .double(Self.rounded($0.seconds))]) }),
+                    recorded.stages.map {
+                        .object(["stage": .string($0.name), "seconds": .double(Self.rounded($0.seconds))])
+                    }),
             ]
-            if !requests.isEmpty { object["requests"] = .array(requests) }
+            if !recorded.requests.isEmpty { object["requests"] = .array(recorded.requests) }
             return .object(object)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import IngestNative
+import Synchronization
 
 /// What a journaled run does with files the journal already knows.
 public enum ResumePolicy: Sendable, Equatable {
@@ -27,7 +28,7 @@ struct JournalRoot {
 /// The runner's one line to the journal for the run and for each file before its stages: the pipeline's name, the
 /// roots, leases on a shared journal, the journal's say on a file (skip it, resume it, or run it afresh) and the
 /// closing commit. What is journaled while a file's stages run goes through that file's `JournaledFile`.
-final class JournalSession: @unchecked Sendable {
+final class JournalSession: Sendable {
     let store: any JournalStore
     private let pipeline: Pipeline
     private let stages: [ConfiguredStage]
@@ -35,8 +36,7 @@ final class JournalSession: @unchecked Sendable {
     /// True when the pipeline talks to the network: `uuid` and `date` are fixed and journaled before any stage.
     /// (Elsewhere they are made on first use, and journaled when the file is done.)
     private let fixesNamesFirst: Bool
-    private let rootLock = NSLock()
-    private var canonicalRoots: [String: JournalRoot] = [:]
+    private let canonicalRoots = Mutex<[String: JournalRoot]>([:])
 
     init(store: any JournalStore, pipeline: Pipeline, stages: [ConfiguredStage], resume: ResumePolicy) {
         self.store = store
@@ -80,7 +80,7 @@ final class JournalSession: @unchecked Sendable {
     /// `JournalRecord.canonicalRoot`, and whether the journal has any file under it, worked out once per root rather
     /// than once per file.
     func root(of root: String) -> JournalRoot {
-        rootLock.withLock {
+        canonicalRoots.withLock { canonicalRoots in
             if let known = canonicalRoots[root] { return known }
             let canonical = JournalRecord.canonicalRoot(root)
             let answer = JournalRoot(canonical: canonical, known: (try? store.knows(root: canonical)) ?? true)

@@ -1,14 +1,20 @@
 import Foundation
+import Synchronization
 
 /// One file's row in the journal while its stages run: what the row will say, its id once written, and the network
 /// stages an earlier run finished (their results are reused) or cut short. Each network stage is journaled as
 /// started before it runs and as finished right after, as barriers: nothing is sent that the journal could not record.
 /// A class, because a ticket renewal set up by an early stage writes to the row a later stage may create.
-final class JournaledFile: @unchecked Sendable {
+final class JournaledFile: Sendable {
     private let store: any JournalStore
-    private var start: JournalStart
-    /// The row's id once `begin` wrote it (with the first network stage, or when the file ends).
-    private var id: Int64?
+    private struct Row {
+        var start: JournalStart
+        /// The row's id once `begin` wrote it (with the first network stage, or when the file ends).
+        var id: Int64?
+    }
+    /// The file's worker writes it; a renewal may read the id from a stage's own thread.
+    private let row: Mutex<Row>
+    private var id: Int64? { row.withLock { $0.id } }
     /// Network stages an earlier run finished, by position.
     let restored: [Int: JournalStage]
     /// Network stages an earlier run started and never finished (killed mid-call) or failed: their call may have
@@ -17,7 +23,7 @@ final class JournaledFile: @unchecked Sendable {
 
     init(store: any JournalStore, start: JournalStart, restored: [Int: JournalStage], cutShort: Set<Int>) {
         self.store = store
-        self.start = start
+        self.row = Mutex(Row(start: start))
         self.restored = restored
         self.cutShort = cutShort
     }
@@ -33,8 +39,11 @@ final class JournaledFile: @unchecked Sendable {
     /// Journals a network stage as started; the row goes in first, with the uuid and date the stage's templates use.
     func stageStarted(position: Int, name: String, item: Item) throws {
         guard let id else {
-            start.sha256 = item.knownSHA256
-            id = try store.begin(start, stageAt: position, name: name)
+            let sha256 = item.knownSHA256
+            try row.withLock { row in
+                row.start.sha256 = sha256
+                row.id = try store.begin(row.start, stageAt: position, name: name)
+            }
             return
         }
         try store.stageStarted(fileID: id, position: position, name: name, barrier: true)
@@ -65,10 +74,13 @@ final class JournaledFile: @unchecked Sendable {
 
     /// Journals how the file ended (local records are batched).
     func finish(_ item: Item, status: ItemStatus, failures: [RuleFailure], skip: String?) throws {
-        start.sha256 = item.knownSHA256
-        start.templateValues = item.templateValues
+        let (sha256, templateValues, facts) = (item.knownSHA256, item.templateValues, item.facts)
         let state: JournalState = status == .passed ? .done : status == .failed ? .failed : .skipped
-        try store.finish(start, id: id, state: state, failures: failures, reason: skip, facts: item.facts)
+        try row.withLock { row in
+            row.start.sha256 = sha256
+            row.start.templateValues = templateValues
+            try store.finish(row.start, id: row.id, state: state, failures: failures, reason: skip, facts: facts)
+        }
     }
 
     /// Makes a renewal of this stage's answer (an upload whose signed URL expired asks for a new ticket) replace the

@@ -1,71 +1,72 @@
 import Foundation
 import IngestNative
+import Synchronization
 
 /// Takes the walker's entries a batch at a time and asks a shared journal about the whole batch at once (their
 /// records, and the leases of those not already done), so a worker's `lease` and `record` for each file are answered
 /// from memory. The batch grows while files go fast (small files: up to 256, one request for all) and shrinks while
 /// they go slowly, so a worker never holds more files than it will soon work on: others take the rest.
-final class LeaseAhead: @unchecked Sendable {
+final class LeaseAhead: Sendable {
     private let session: JournalSession
-    private let source: () -> InputEntry?
-    /// Entries available now without waiting, for a batch past its first (nil: `source` never waits).
-    private let ready: (() -> InputEntry?)?
-    private let lock = NSLock()
-    private var batch: [InputEntry] = []
-    private var position = 0
-    private var size: Int
+    private struct State {
+        var batch: [InputEntry] = []
+        var position = 0
+        var size: Int
+        var lastBatch: Date?
+    }
+    private let state: Mutex<State>
     private let smallest: Int
-    private var lastBatch: Date?
     static let largest = 256
 
-    init(session: JournalSession, source: @escaping () -> InputEntry?, ready: (() -> InputEntry?)?, workers: Int) {
+    init(session: JournalSession, workers: Int) {
         self.session = session
-        self.source = source
-        self.ready = ready
         smallest = max(1, min(workers, LeaseAhead.largest))
-        size = smallest
+        state = Mutex(State(size: smallest))
     }
 
-    func next() -> InputEntry? {
-        lock.withLock {
-            if position == batch.count {
-                refill()
-                if batch.isEmpty { return nil }
+    /// The next entry, from the batch in hand or from a new batch taken from `source` (the walker, asked under the
+    /// lock, so entries keep the walk's order). `ready`, when `source` blocks for new files (`watch`), gives only
+    /// entries available now, for a batch past its first entry, so a batch never waits to fill.
+    func next(from source: () -> InputEntry?, ready: (() -> InputEntry?)? = nil) -> InputEntry? {
+        state.withLock { state in
+            if state.position == state.batch.count {
+                refill(&state, from: source, ready: ready)
+                if state.batch.isEmpty { return nil }
             }
-            position += 1
-            return batch[position - 1]
+            state.position += 1
+            return state.batch[state.position - 1]
         }
     }
 
-    private func refill() {
+    private func refill(_ state: inout State, from source: () -> InputEntry?, ready: (() -> InputEntry?)?) {
         let now = Date()
-        if let lastBatch {
+        if let lastBatch = state.lastBatch {
             // The last batch was used up quickly: take more at once; slowly: fewer.
             let seconds = now.timeIntervalSince(lastBatch)
             if seconds < 0.5 {
-                size = min(size * 2, LeaseAhead.largest)
+                state.size = min(state.size * 2, LeaseAhead.largest)
             } else if seconds > 2 {
-                size = max(size / 2, smallest)
+                state.size = max(state.size / 2, smallest)
             }
         }
-        lastBatch = now
-        batch.removeAll(keepingCapacity: true)
-        position = 0
-        if let first = source() { batch.append(first) }
+        state.lastBatch = now
+        state.batch.removeAll(keepingCapacity: true)
+        state.position = 0
+        if let first = source() { state.batch.append(first) }
         let more = ready ?? source
-        while !batch.isEmpty, batch.count < size, let entry = more() { batch.append(entry) }
-        if !batch.isEmpty { session.leaseAhead(batch) }
+        while !state.batch.isEmpty, state.batch.count < state.size, let entry = more() { state.batch.append(entry) }
+        if !state.batch.isEmpty { session.leaseAhead(state.batch) }
     }
 }
 
 extension JournalSession {
     /// `next`, asking the journal about its entries a batch at a time when the journal is shared; else `next` itself.
-    func leasingAhead(_ next: @escaping () -> InputEntry?, ready: (() -> InputEntry?)? = nil, workers: Int)
-        -> () -> InputEntry?
-    {
+    func leasingAhead(
+        _ next: sending @escaping () -> InputEntry?, ready: sending (() -> InputEntry?)? = nil, workers: Int
+    ) -> sending () -> InputEntry? {
         guard store.leasesAhead else { return next }
-        let ahead = LeaseAhead(session: self, source: next, ready: ready, workers: workers)
-        return { ahead.next() }
+        let ahead = LeaseAhead(session: self, workers: workers)
+        return { ahead.next(from: next, ready: ready) }
     }
 
     /// Asks the journal about `entries` at once. A file it has as done, with this content (the walker's size, mtime

@@ -1,9 +1,10 @@
 import Foundation
 import IngestNative
+import Synchronization
 
 /// Live counters of a run, updated by the runner (files) and by stages that move bytes (uploads, transcodes), and
 /// read by a display. Thread-safe: workers update it concurrently.
-public final class RunProgress: @unchecked Sendable {
+public final class RunProgress: Sendable {
     /// One file being worked on.
     public struct Active: Sendable, Equatable {
         public var path: String
@@ -25,60 +26,64 @@ public final class RunProgress: @unchecked Sendable {
         public var elapsed: Double
     }
 
-    private let lock = NSLock()
+    private struct Counts {
+        var filesDone = 0
+        var filesFailed = 0
+        var filesTotal: Int?
+        var finishedBytes: Int64 = 0
+        var active: [Int: Active] = [:]
+    }
     private let started = Date()
-    private var filesDone = 0
-    private var filesFailed = 0
-    private var filesTotal: Int?
-    private var finishedBytes: Int64 = 0
-    private var active: [Int: Active] = [:]
+    private let counts = Mutex(Counts())
 
     public init() {}
 
-    func setTotal(_ total: Int) { lock.withLock { filesTotal = total } }
+    func setTotal(_ total: Int) { counts.withLock { $0.filesTotal = total } }
 
     func begin(_ id: Int, path: String) {
-        lock.withLock { active[id] = Active(path: path, stage: "", bytesDone: 0, bytesTotal: nil) }
+        counts.withLock { $0.active[id] = Active(path: path, stage: "", bytesDone: 0, bytesTotal: nil) }
     }
 
     func stage(_ id: Int, _ name: String) {
-        lock.withLock {
-            active[id]?.stage = name
-            active[id]?.bytesDone = 0
-            active[id]?.bytesTotal = nil
-            active[id]?.note = nil
+        counts.withLock {
+            $0.active[id]?.stage = name
+            $0.active[id]?.bytesDone = 0
+            $0.active[id]?.bytesTotal = nil
+            $0.active[id]?.note = nil
         }
     }
 
     /// A waiting stage says where its job stands (`processing 40%`).
-    public func note(_ id: Int, _ text: String) { lock.withLock { active[id]?.note = text } }
+    public func note(_ id: Int, _ text: String) { counts.withLock { $0.active[id]?.note = text } }
 
     /// A stage moving bytes reports how far it got (e.g. from curl's progress callback).
     public func bytes(_ id: Int, done: Int64, total: Int64?) {
-        lock.withLock {
-            active[id]?.bytesDone = done
-            active[id]?.bytesTotal = total
+        counts.withLock {
+            $0.active[id]?.bytesDone = done
+            $0.active[id]?.bytesTotal = total
         }
     }
 
     /// A file set aside for later (it comes back, and is counted, when it ends).
-    func setAside(_ id: Int) { lock.withLock { active[id] = nil } }
+    func setAside(_ id: Int) { counts.withLock { $0.active[id] = nil } }
 
     func end(_ id: Int, size: Int64, failed: Bool) {
-        lock.withLock {
-            active[id] = nil
-            filesDone += 1
-            if failed { filesFailed += 1 }
-            finishedBytes += size
+        counts.withLock {
+            $0.active[id] = nil
+            $0.filesDone += 1
+            if failed { $0.filesFailed += 1 }
+            $0.finishedBytes += size
         }
     }
 
     public func snapshot() -> Snapshot {
-        lock.withLock {
+        let started = started
+        return counts.withLock { counts in
             Snapshot(
-                filesDone: filesDone, filesFailed: filesFailed, filesTotal: filesTotal,
-                bytesDone: finishedBytes + active.values.reduce(0) { $0 + $1.bytesDone },
-                active: active.keys.sorted().compactMap { active[$0] }, elapsed: Date().timeIntervalSince(started))
+                filesDone: counts.filesDone, filesFailed: counts.filesFailed, filesTotal: counts.filesTotal,
+                bytesDone: counts.finishedBytes + counts.active.values.reduce(0) { $0 + $1.bytesDone },
+                active: counts.active.keys.sorted().compactMap { counts.active[$0] },
+                elapsed: Date().timeIntervalSince(started))
         }
     }
 }
@@ -86,14 +91,16 @@ public final class RunProgress: @unchecked Sendable {
 /// Draws `RunProgress` on standard error: on a terminal, a status line plus a line per active file, redrawn in
 /// place a few times a second; elsewhere (a pipe, or `CI=true`) a plain line every few seconds, so CI logs stay
 /// readable. Standard output is left to the report.
-public final class ProgressDisplay: @unchecked Sendable {
+public final class ProgressDisplay: Sendable {
     private let progress: RunProgress
     private let interactive: Bool
     private let interval: Double
-    private let condition = NSCondition()
-    private var stopped = false
-    private var thread: Thread?
-    private var linesDrawn = 0
+    private struct Screen {
+        var stopped = false
+        var linesDrawn = 0
+    }
+    /// The drawing thread blocks on it between ticks, so `stop` ends it at once; report lines are printed under it.
+    private let screen = ConditionLock(Screen())
 
     public init(progress: RunProgress, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.progress = progress
@@ -107,58 +114,57 @@ public final class ProgressDisplay: @unchecked Sendable {
 
     public func start() {
         let thread = Thread { [self] in
-            condition.lock()
+            var stopped = false
             while !stopped {
-                _ = condition.wait(until: Date().addingTimeInterval(interval))
-                if stopped { break }
-                draw()
+                stopped = screen.wait(until: \.stopped, deadline: Date().addingTimeInterval(interval)) { screen, _ in
+                    if !screen.stopped { draw(&screen) }
+                    return screen.stopped
+                }
             }
-            condition.unlock()
         }
         thread.name = "ingest-progress"
-        self.thread = thread
         thread.start()
     }
 
     /// Stops drawing and clears the live lines (on a terminal) so the report that follows starts clean.
     public func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        if interactive { clear() }
-        condition.unlock()
+        screen.change { screen in
+            screen.stopped = true
+            if interactive { clear(&screen) }
+        }
     }
 
     /// Runs `body` (which prints report lines or log events) with the live lines cleared, so the two never
     /// overwrite each other, then draws them again at once: left for the next tick, the status line would be gone
     /// most of the time in a batch whose results arrive faster than the ticks.
     public func withDisplayCleared<T>(_ body: () throws -> T) rethrows -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        if interactive { clear() }
-        defer { if interactive && !stopped { draw() } }
-        return try body()
+        try screen.withLock { screen in
+            if interactive { clear(&screen) }
+            defer { if interactive && !screen.stopped { draw(&screen) } }
+            return try body()
+        }
     }
 
-    private func draw() {
+    private func draw(_ screen: inout Screen) {
         let snapshot = progress.snapshot()
         var lines = [Self.statusLine(snapshot)]
         if interactive {
             lines += snapshot.active.prefix(8).map(Self.activeLine)
-            clear()
+            clear(&screen)
             let width = Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 120
             let text = lines.map { String($0.prefix(max(20, width - 1))) }.joined(separator: "\n") + "\n"
             CurrentProcess.writeToStandardError(Array(text.utf8))
-            linesDrawn = lines.count
+            screen.linesDrawn = lines.count
         } else {
             CurrentProcess.writeToStandardError(Array((lines[0] + "\n").utf8))
         }
     }
 
-    private func clear() {
-        guard linesDrawn > 0 else { return }
-        CurrentProcess.writeToStandardError(Array(String(repeating: "\u{1B}[1A\u{1B}[2K", count: linesDrawn).utf8))
-        linesDrawn = 0
+    private func clear(_ screen: inout Screen) {
+        guard screen.linesDrawn > 0 else { return }
+        let up = String(repeating: "\u{1B}[1A\u{1B}[2K", count: screen.linesDrawn)
+        CurrentProcess.writeToStandardError(Array(up.utf8))
+        screen.linesDrawn = 0
     }
 
     /// `  upload clip.mov  1.5 MiB / 3 MiB (50%)`; the path and stage escaped (a name can hold a newline or ESC).

@@ -1,5 +1,6 @@
 import Foundation
 import IngestNative
+import Synchronization
 
 /// Stands in for the network in `ingest run --dry-run` and `ingest test`: a network stage renders its request in
 /// full, as it would send it, and asks the rehearsal for the answer instead of sending it (`Exchange` does so for
@@ -7,7 +8,7 @@ import IngestNative
 /// the file it belongs to, and answers it from the test file's stubs, or, in a dry run, with the status the stage
 /// counts as success and an empty body — the fields of such an answer render as `<ticket.upload_url>` in the
 /// templates after it.
-public final class Rehearsal: @unchecked Sendable {
+public final class Rehearsal: Sendable {
     /// A server's answer as a test file gives it.
     public struct Stub: Sendable {
         public var status: Int
@@ -22,8 +23,7 @@ public final class Rehearsal: @unchecked Sendable {
 
     /// Answers by stage (its `as:` name, else the stage's kind: `request`, `upload`); nil for a dry run.
     let stubs: [String: Stub]?
-    private let lock = NSLock()
-    private var recorded: [String: [RehearsedRequest]] = [:]
+    private let recorded = Mutex<[String: [RehearsedRequest]]>([:])
 
     /// A dry run: every request answered with its success status and no body; answer fields render as placeholders.
     public init() { stubs = nil }
@@ -44,11 +44,11 @@ public final class Rehearsal: @unchecked Sendable {
 
     /// The requests recorded for the file at `path` (as the runner opened it), in order; forgotten once taken.
     public func take(path: String) -> [RehearsedRequest] {
-        lock.withLock { recorded.removeValue(forKey: path) ?? [] }
+        recorded.withLock { $0.removeValue(forKey: path) ?? [] }
     }
 
     func record(_ request: RehearsedRequest, path: String) {
-        lock.withLock { recorded[path, default: []].append(request) }
+        recorded.withLock { $0[path, default: []].append(request) }
     }
 
     func stub(stage: String, resultName: String?) -> Stub? {

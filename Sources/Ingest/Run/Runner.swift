@@ -1,6 +1,7 @@
 import Foundation
 import IngestNative
 import Logging
+import Synchronization
 
 /// Runs a pipeline over files: a walker lists them lazily, a fixed number of worker threads (the pipeline's
 /// `concurrency`) run the stages — on threads of their own, because stages block in C libraries and must not
@@ -11,10 +12,14 @@ import Logging
 /// With a journal, files already done are skipped, a stage that uses the network is journaled as started before
 /// it runs and as done (with its results) right after, and a file resumed after a crash reuses those results
 /// instead of repeating the call.
-public final class Runner: @unchecked Sendable {
+public final class Runner: Sendable {
     public let pipeline: Pipeline
     /// `workDirectory` is the run's own folder inside the work folder while `run` goes on.
-    public internal(set) var settings: RunSettings
+    public internal(set) var settings: RunSettings {
+        get { currentSettings.withLock { $0 } }
+        set { currentSettings.withLock { $0 = newValue } }
+    }
+    private let currentSettings: Mutex<RunSettings>
     /// The stages that run: all of them, or only the local ones for `ingest validate`.
     public let stages: [ConfiguredStage]
 
@@ -43,7 +48,7 @@ public final class Runner: @unchecked Sendable {
         resume: ResumePolicy = .resume, shard: Shard? = nil
     ) {
         self.pipeline = pipeline
-        self.settings = settings
+        self.currentSettings = Mutex(settings)
         self.progress = progress
         self.journal = journal
         self.resume = resume
@@ -128,15 +133,19 @@ public final class Runner: @unchecked Sendable {
     /// returns the error `onItem` threw, if any (the run then stops after the files in flight). `ready`, when
     /// `next` blocks for new files (`watch`), gives only entries available now, so a batch never waits to fill.
     func drain(
-        next: @escaping () -> InputEntry?, ready: (() -> InputEntry?)? = nil, summary: inout RunSummary,
-        onItem: (ItemReport) throws -> Void
+        next: sending @escaping () -> InputEntry?, ready: sending (() -> InputEntry?)? = nil,
+        summary: inout RunSummary, onItem: (ItemReport) throws -> Void
     ) -> Error? {
         let workers = min(max(1, pipeline.concurrency), Pipeline.maxConcurrency)
         // Reports wait here in path order. A roomy window keeps the workers going while the report writer or the
         // journal's writer has the core (4 per worker left them waiting on it; a report is small).
         // A shared journal is asked about the files a batch at a time, as the workers come to them.
-        let source = session.map { $0.leasingAhead(next, ready: ready, workers: workers) } ?? next
-        let queue = WorkQueue(next: source, window: workers * 64)
+        let queue: WorkQueue
+        if let session {
+            queue = WorkQueue(next: session.leasingAhead(next, ready: ready, workers: workers), window: workers * 64)
+        } else {
+            queue = WorkQueue(next: next, window: workers * 64)
+        }
         cancellation.onCancel { queue.cancel() }
         startWorker(0, of: workers, queue: queue)
         var failure: Error?
@@ -171,13 +180,19 @@ public final class Runner: @unchecked Sendable {
         thread.start()
     }
 
+    /// What each file's run gets of this one.
+    var fileRunPlan: FileRunPlan {
+        FileRunPlan(
+            stages: stages, settings: settings, progress: progress, cancellation: cancellation,
+            workBudget: workBudget, hashesDoneFiles: hashesDoneFiles, journaled: journal != nil)
+    }
+
     /// Stops the run from any thread (a Ctrl-C handler): `run` returns once the files in flight have ended.
     public func cancel(reason: String) { cancellation.cancel(reason: reason) }
 
-    private let deferredLock = NSLock()
     /// Files set aside: another worker held their lease (`until` nil: ask again after the poll interval), or a call
     /// an earlier run cut short may be in flight until `until`.
-    private var deferred: [(entry: InputEntry, until: Date?)] = []
+    private let deferred = Mutex<[(entry: InputEntry, until: Date?)]>([])
 
     /// Every file set aside, taken out (`watch` feeds them again itself once due).
     func takeDeferred() -> [(entry: InputEntry, until: Date?)] {
@@ -190,11 +205,11 @@ public final class Runner: @unchecked Sendable {
     /// Waits (cancellably, no worker held) for the first set-aside file to be due; the files due then, or nil when
     /// none is set aside or the run was cancelled. The others stay set aside.
     private func takeDue(pollInterval: Double) -> [InputEntry]? {
-        let waiting = deferredLock.withLock { deferred }
+        let waiting = deferred.withLock { $0 }
         guard !waiting.isEmpty else { return nil }
         let first = waiting.map { $0.until?.timeIntervalSinceNow ?? pollInterval }.min() ?? 0
         if first > 0, !cancellation.sleep(first) { return nil }
-        return deferredLock.withLock {
+        return deferred.withLock { deferred in
             let now = Date()
             let due = deferred.filter { ($0.until ?? now) <= now }.map(\.entry)
             deferred.removeAll { ($0.until ?? now) <= now }
@@ -231,7 +246,7 @@ public final class Runner: @unchecked Sendable {
         switch handle(entry, id: id) {
         case .report(let report): return report
         case .later(let until):
-            deferredLock.withLock { deferred.append((entry, until)) }
+            deferred.withLock { $0.append((entry, until)) }
             return nil
         }
     }
@@ -280,7 +295,7 @@ public final class Runner: @unchecked Sendable {
             return .later(until: until)
         case nil: break
         }
-        return .report(FileRun(runner: self, entry: entry, id: id, item: item, journaled: journaled).run())
+        return .report(FileRun(plan: fileRunPlan, entry: entry, id: id, item: item, journaled: journaled).run())
     }
 
     /// Temp files and a transcoded artifact in the work folder belong to the file alone: removed once it is finished.

@@ -106,27 +106,21 @@ enum WorkFolder {
 
 /// `max_work_bytes`: files that transcode reserve their size in the work folder before they start and wait while
 /// others hold the space, so the folder stays within the bound whatever the concurrency.
-final class WorkBudget: @unchecked Sendable {
+final class WorkBudget: Sendable {
     let limit: Int64
-    private var used: Int64 = 0
-    private let condition = NSCondition()
+    /// Bytes reserved; a file blocks its worker thread until its size fits (it cannot start without the space).
+    private let used = ConditionLock<Int64>(0)
 
     init(limit: Int64) { self.limit = limit }
 
     /// Waits until `bytes` fit; false at once when they never can (more than the whole bound).
     func reserve(_ bytes: Int64) -> Bool {
         guard bytes <= limit else { return false }
-        condition.lock()
-        defer { condition.unlock() }
-        while used + bytes > limit { condition.wait() }
-        used += bytes
+        used.wait(until: { $0 + bytes <= limit }) { $0 += bytes }
         return true
     }
 
     func release(_ bytes: Int64) {
-        condition.lock()
-        used -= bytes
-        condition.broadcast()
-        condition.unlock()
+        used.change { $0 -= bytes }
     }
 }

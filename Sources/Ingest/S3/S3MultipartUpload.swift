@@ -19,7 +19,7 @@ extension S3Uploader {
     /// CreateMultipartUpload → UploadPart × n → CompleteMultipartUpload; AbortMultipartUpload on any failure.
     func multipartUpload(
         path: String, status: FileStatus, url: String, headers: [(String, String)], fileHash: PartOrderedSHA256?,
-        progress: ((Int64) -> Void)?
+        progress: (@Sendable (Int64) -> Void)?
     ) throws -> (etag: String, parts: Int) {
         let (size, count) = partLayout(fileSize: status.size)
         let uploadQuery = try createMultipartUpload(url: url, headers: headers)
@@ -62,12 +62,14 @@ extension S3Uploader {
 
     /// Sends every part: `partConcurrency` threads take the parts in order, each reading, hashing and sending its
     /// part; the first failure stops them taking more and is thrown. Returns each part's ETag and checksum, in order.
-    private func sendParts(of target: MultipartTarget, fileHash: PartOrderedSHA256?, progress: ((Int64) -> Void)?)
+    private func sendParts(
+        of target: MultipartTarget, fileHash: PartOrderedSHA256?, progress: (@Sendable (Int64) -> Void)?
+    )
         throws -> [(etag: String, checksum: String?)]
     {
         let parts = PartQueue(count: target.count)
         let sent = SentBytes()
-        let sendPart = { (index: Int) throws -> (etag: String, checksum: String?) in
+        let sendPart: @Sendable (Int) throws -> (etag: String, checksum: String?) = { index in
             try self.uploadPart(
                 index, of: target, fileHash: fileHash,
                 progress: progress.map { report in { sent.set(index, $0, report: report) } })

@@ -1,52 +1,58 @@
 import Foundation
 import IngestNative
+import Synchronization
 
 /// What the threads sending one multipart upload's parts share: the queue of parts, and the bytes sent for progress.
 extension S3Uploader {
     /// The parts of one multipart upload, handed out in order to the threads that send them; keeps each part's
     /// result and the first failure (after which no part is handed out).
-    final class PartQueue: @unchecked Sendable {
-        private let lock = NSLock()
-        private var nextIndex = 0
+    final class PartQueue: Sendable {
+        private struct Parts {
+            var nextIndex = 0
+            var stored: [(etag: String, checksum: String?)?]
+            var firstFailure: Error?
+        }
+        private let parts: Mutex<Parts>
         private let count: Int
-        private var stored: [(etag: String, checksum: String?)?]
-        private var firstFailure: Error?
 
         init(count: Int) {
             self.count = count
-            stored = Array(repeating: nil, count: count)
+            parts = Mutex(Parts(stored: Array(repeating: nil, count: count)))
         }
 
         func next() -> Int? {
-            lock.withLock {
-                guard firstFailure == nil, nextIndex < count else { return nil }
-                defer { nextIndex += 1 }
-                return nextIndex
+            let count = count
+            return parts.withLock { parts in
+                guard parts.firstFailure == nil, parts.nextIndex < count else { return nil }
+                defer { parts.nextIndex += 1 }
+                return parts.nextIndex
             }
         }
 
         func store(_ index: Int, _ result: (etag: String, checksum: String?)) {
-            lock.withLock { stored[index] = result }
+            parts.withLock { $0.stored[index] = result }
         }
 
-        func fail(_ error: Error) { lock.withLock { if firstFailure == nil { firstFailure = error } } }
+        func fail(_ error: Error) { parts.withLock { if $0.firstFailure == nil { $0.firstFailure = error } } }
 
-        var failure: Error? { lock.withLock { firstFailure } }
+        var failure: Error? { parts.withLock { $0.firstFailure } }
         /// Every part's result, in part order (call once all parts are stored).
-        var results: [(etag: String, checksum: String?)] { lock.withLock { stored.compactMap { $0 } } }
+        var results: [(etag: String, checksum: String?)] { parts.withLock { $0.stored.compactMap { $0 } } }
     }
 
     /// Bytes sent of a multipart upload, the parts in flight together: what the progress display shows.
-    final class SentBytes: @unchecked Sendable {
-        private let lock = NSLock()
-        private var perPart: [Int: Int64] = [:]
-        private var total: Int64 = 0
+    final class SentBytes: Sendable {
+        private struct Sent {
+            var perPart: [Int: Int64] = [:]
+            var total: Int64 = 0
+        }
+        private let sent = Mutex(Sent())
 
         func set(_ part: Int, _ bytes: Int64, report: (Int64) -> Void) {
-            let now = lock.withLock { () -> Int64 in
-                total += bytes - (perPart[part] ?? 0)
-                perPart[part] = bytes
-                return total
+            let now = sent.withLock { sent -> Int64 in
+                sent.total += bytes - (sent.perPart[part] ?? 0)
+                sent.perPart[part] = bytes
+                return sent.total
             }
             report(now)
         }

@@ -8,7 +8,7 @@ extension S3Uploader {
     /// and S3 checks it against the bytes it receives). Unsigned, both ride along while the file is sent.
     func putObject(
         path: String, status: FileStatus, url: String, headers: [(String, String)], cachedSHA256: String?,
-        fileSHA256: Bool, progress: ((Int64) -> Void)?
+        fileSHA256: Bool, progress: (@Sendable (Int64) -> Void)?
     ) throws -> (etag: String, sha256: String?) {
         // The body is pinned to `status`: a file changed while it is hashed or sent fails the transfer.
         let body = HTTPBody(file: HTTPBody.FileSlice(path: path, status: status))

@@ -77,7 +77,7 @@ struct S3Uploader: Sendable {
     /// send it, never by a read of its own.
     func upload(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String? = nil,
-        fileSHA256: Bool = false, expected: FileStatus? = nil, progress: ((Int64) -> Void)? = nil,
+        fileSHA256: Bool = false, expected: FileStatus? = nil, progress: (@Sendable (Int64) -> Void)? = nil,
         cancellation: RunCancellation? = nil, logger: Logger? = nil, timings: FileTimings? = nil
     ) throws -> S3UploadResult {
         try with(cancellation: cancellation, logger: logger, timings: timings).uploadFile(
@@ -96,7 +96,7 @@ struct S3Uploader: Sendable {
 
     private func uploadFile(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String?,
-        fileSHA256: Bool, expected: FileStatus?, progress: ((Int64) -> Void)?
+        fileSHA256: Bool, expected: FileStatus?, progress: (@Sendable (Int64) -> Void)?
     ) throws -> S3UploadResult {
         let status: FileStatus
         do {

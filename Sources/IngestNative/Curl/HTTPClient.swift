@@ -128,6 +128,7 @@ package enum HTTPError: Error, Sendable, CustomStringConvertible {
 /// One transfer in flight. Created by `HTTPClient.start`; the caller waits for it (the runner's worker threads
 /// block here while the client's single thread moves every transfer). All curl state is touched only on the
 /// client's thread; the caller sees the result through `wait()`.
+// unchecked: wraps a curl easy handle touched only on the client's thread; `result` is read under `condition`
 package final class HTTPTransfer: @unchecked Sendable {
     let easy: CurlEasy
     let reader: HTTPBodyReader?
@@ -255,6 +256,7 @@ private let progressCallback:
 /// Many transfers driven by one curl multi handle on one dedicated thread running `curl_multi_poll`: callers on
 /// any thread `start` a transfer and `wait` for it, so N uploads in flight cost one thread, not N blocked ones,
 /// and connections (and HTTP/2 streams) are reused across files.
+// unchecked: wraps a curl multi handle driven only by its own thread; `pending` is shared under `lock`
 package final class HTTPClient: @unchecked Sendable {
     package static let shared = HTTPClient()
 

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -91,13 +92,8 @@ package final class CodecLog {
     private var stored: [String] = []
     private let partial = LogCapture()
 
-    /// Registered logs; guarded by `registryLock`, which also serialises appends (several workers may log at once).
-    nonisolated(unsafe) private static var registry: Set<UnsafeMutableRawPointer> = []
-    private static let registryLock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
+    /// Registered logs (their addresses); its lock also serialises appends (several workers may log at once).
+    private static let registry = Mutex<Set<UInt>>([])
 
     init() {}
 
@@ -105,25 +101,22 @@ package final class CodecLog {
     /// only after the codec context (and its threads) is freed.
     func register() -> UnsafeMutableRawPointer {
         let pointer = Unmanaged.passUnretained(self).toOpaque()
-        pthread_mutex_lock(Self.registryLock)
-        Self.registry.insert(pointer)
-        pthread_mutex_unlock(Self.registryLock)
+        Self.registry.withLock { _ = $0.insert(UInt(bitPattern: pointer)) }
         return pointer
     }
 
     func unregister() {
-        pthread_mutex_lock(Self.registryLock)
-        Self.registry.remove(Unmanaged.passUnretained(self).toOpaque())
-        pthread_mutex_unlock(Self.registryLock)
+        let address = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+        Self.registry.withLock { _ = $0.remove(address) }
     }
 
     /// Returns and clears the lines collected so far.
     func take() -> [String] {
-        pthread_mutex_lock(Self.registryLock)
-        defer { pthread_mutex_unlock(Self.registryLock) }
-        let lines = partial.lines
-        partial.reset()
-        return lines
+        Self.registry.withLock { _ in
+            let lines = partial.lines
+            partial.reset()
+            return lines
+        }
     }
 
     /// Called by the log callback: true when `avcl` is a codec context whose `opaque` is a registered log (the
@@ -135,17 +128,17 @@ package final class CodecLog {
             avcl.load(as: UnsafePointer<AVClass>?.self) == codecClass,
             let opaque = avcl.assumingMemoryBound(to: AVCodecContext.self).pointee.opaque
         else { return false }
-        pthread_mutex_lock(registryLock)
-        defer { pthread_mutex_unlock(registryLock) }
-        guard registry.contains(opaque) else { return false }
-        guard level <= AV_LOG_ERROR, let format else { return true }
-        let log = Unmanaged<CodecLog>.fromOpaque(opaque).takeUnretainedValue()
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 1024) { buffer in
-            guard let base = buffer.baseAddress else { return }
-            _ = vsnprintf(base, buffer.count, format, arguments)
-            log.partial.append(String(cString: base))
+        return registry.withLock { registered in
+            guard registered.contains(UInt(bitPattern: opaque)) else { return false }
+            guard level <= AV_LOG_ERROR, let format else { return true }
+            let log = Unmanaged<CodecLog>.fromOpaque(opaque).takeUnretainedValue()
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 1024) { buffer in
+                guard let base = buffer.baseAddress else { return }
+                _ = vsnprintf(base, buffer.count, format, arguments)
+                log.partial.append(String(cString: base))
+            }
+            return true
         }
-        return true
     }
 }
 

@@ -154,6 +154,8 @@ package struct AudioEncoderSettings: Sendable, Equatable {
 
 /// An encoder (`AVCodecContext` opened with `avcodec_open2`); `deinit` calls `avcodec_free_context`.
 package final class MediaEncoder {
+    /// `AV_PIX_FMT_YUV420P`'s value, for `MediaFrame.isYUV420P`.
+    static let yuv420p = AV_PIX_FMT_YUV420P.rawValue
     let context: UnsafeMutablePointer<AVCodecContext>
     package let codecName: String
 

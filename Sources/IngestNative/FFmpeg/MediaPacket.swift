@@ -57,9 +57,10 @@ extension MediaFrame {
     /// picture type, so libx264 chooses keyframes itself instead of copying the source's (as FFmpeg's CLI does).
     package func prepareForEncoder(pts: Int64) {
         pointer.pointee.pts = pts
-        pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        // AV_PICTURE_TYPE_NONE (0): Swift 6.3 in language mode 6 does not find this file's enum constants.
+        pointer.pointee.pict_type = AVPictureType(rawValue: 0)
     }
 
     /// The pixel format name (`yuv420p`), nil for audio frames or unknown formats.
-    package var isYUV420P: Bool { pointer.pointee.format == AV_PIX_FMT_YUV420P.rawValue }
+    package var isYUV420P: Bool { pointer.pointee.format == MediaEncoder.yuv420p }
 }

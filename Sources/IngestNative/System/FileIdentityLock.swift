@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +12,7 @@ import Foundation
 /// every POSIX lock the process holds on it — SQLite's own locks on a database among them (sqlite.org/howtocorrupt
 /// §2.2) — so a descriptor of a SQLite file must outlive each connection to it: every connection keeps this object
 /// (`Database.keepAlive`), and a second open of the same file reuses it instead of opening (and closing) another.
-package final class SharedFileDescriptor: @unchecked Sendable {
+package final class SharedFileDescriptor: Sendable {
     private struct Identity: Hashable {
         var device: UInt64
         var inode: UInt64
@@ -26,15 +27,16 @@ package final class SharedFileDescriptor: @unchecked Sendable {
         weak var file: SharedFileDescriptor?
     }
 
-    /// Guards `registry` and every instance's `locked`.
-    private static let registryLock = NSLock()
-    nonisolated(unsafe) private static var registry: [Identity: Weak] = [:]
+    /// The open files of this process, and those a `FileIdentityLock` of this process holds (`flock` is per
+    /// descriptor, and this process has one descriptor of the file).
+    private struct Registry {
+        var files: [Identity: Weak] = [:]
+        var locked: Set<Identity> = []
+    }
+    private static let registry = Mutex(Registry())
 
     fileprivate let descriptor: Int32
     private let identity: Identity
-    /// True while a `FileIdentityLock` of this process holds the file (its `flock` is per descriptor, and this
-    /// process has one descriptor of the file).
-    fileprivate var locked = false
 
     private init(descriptor: Int32, identity: Identity) {
         self.descriptor = descriptor
@@ -42,54 +44,54 @@ package final class SharedFileDescriptor: @unchecked Sendable {
     }
 
     deinit {
-        SharedFileDescriptor.registryLock.lock()
-        if let current = SharedFileDescriptor.registry[identity], current.file == nil {
-            SharedFileDescriptor.registry[identity] = nil
+        let identity = identity
+        SharedFileDescriptor.registry.withLock { registry in
+            if let current = registry.files[identity], current.file == nil { registry.files[identity] = nil }
         }
-        SharedFileDescriptor.registryLock.unlock()
         close(descriptor)
     }
 
     /// The descriptor of the file at `path` (symlinks followed), opened read-only on first use.
     package static func of(path: String) throws(SystemError) -> SharedFileDescriptor {
-        registryLock.lock()
-        defer { registryLock.unlock() }
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw SystemError(call: "stat", path: path, errno: errno) }
-        if let known = registry[Identity(info)]?.file { return known }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SystemError(call: "open", path: path, errno: errno) }
-        guard fstat(descriptor, &info) == 0 else {
-            let failure = SystemError(call: "fstat", path: path, errno: errno)
-            close(descriptor)
-            throw failure
+        try registry.withLock { (registry) throws(SystemError) -> SharedFileDescriptor in
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw SystemError(call: "stat", path: path, errno: errno) }
+            if let known = registry.files[Identity(info)]?.file { return known }
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw SystemError(call: "open", path: path, errno: errno) }
+            guard fstat(descriptor, &info) == 0 else {
+                let failure = SystemError(call: "fstat", path: path, errno: errno)
+                close(descriptor)
+                throw failure
+            }
+            // The name was moved onto a file this process already has open in between: this descriptor stays open
+            // (closing it would drop the process's locks on that file), and the known one is used.
+            if let known = registry.files[Identity(info)]?.file { return known }
+            let file = SharedFileDescriptor(descriptor: descriptor, identity: Identity(info))
+            registry.files[file.identity] = Weak(file: file)
+            return file
         }
-        // The name was moved onto a file this process already has open in between: this descriptor stays open
-        // (closing it would drop the process's locks on that file), and the known one is used.
-        if let known = registry[Identity(info)]?.file { return known }
-        let file = SharedFileDescriptor(descriptor: descriptor, identity: Identity(info))
-        registry[file.identity] = Weak(file: file)
-        return file
     }
 
     /// `flock(LOCK_EX | LOCK_NB)`: throws `EWOULDBLOCK` when another process, or another lock of this one, has it.
     fileprivate func lock(path: String) throws(SystemError) {
-        SharedFileDescriptor.registryLock.lock()
-        defer { SharedFileDescriptor.registryLock.unlock() }
-        guard !locked else { throw SystemError(call: "flock", path: path, errno: EWOULDBLOCK) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            throw SystemError(call: "flock", path: path, errno: errno)
+        try SharedFileDescriptor.registry.withLock { (registry) throws(SystemError) in
+            guard !registry.locked.contains(identity) else {
+                throw SystemError(call: "flock", path: path, errno: EWOULDBLOCK)
+            }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                throw SystemError(call: "flock", path: path, errno: errno)
+            }
+            registry.locked.insert(identity)
         }
-        locked = true
     }
 
     /// Lets the lock go; the descriptor stays open for the connections that keep it.
     fileprivate func unlock() {
-        SharedFileDescriptor.registryLock.lock()
-        defer { SharedFileDescriptor.registryLock.unlock() }
-        guard locked else { return }
-        flock(descriptor, LOCK_UN)
-        locked = false
+        SharedFileDescriptor.registry.withLock { registry in
+            guard registry.locked.remove(identity) != nil else { return }
+            flock(descriptor, LOCK_UN)
+        }
     }
 }
 

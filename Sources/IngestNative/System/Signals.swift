@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -12,24 +13,27 @@ import Foundation
 package enum InterruptSignals {
     /// Installs the handlers for SIGINT and SIGTERM (once per process; later calls only replace `onSignal`).
     package static func install(_ onSignal: @escaping @Sendable (Int32) -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        callback = onSignal
-        guard !installed else { return }
+        state.withLock { state in
+            state.callback = onSignal
+            guard !state.installed else { return }
+            state.installed = startWatcher()
+        }
+    }
+
+    /// Opens the pipe, starts the thread reading it and sets the handlers; false when no pipe could be made.
+    private static func startWatcher() -> Bool {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return }
+        guard pipe(&fds) == 0 else { return false }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        signalWriteEnd = fds[1]
+        signalWriteEnd.store(fds[1], ordering: .relaxed)
         let readEnd = fds[0]
         let watcher = Thread {
             var byte: UInt8 = 0
             while true {
                 let got = read(readEnd, &byte, 1)
                 if got == 1 {
-                    lock.lock()
-                    let callback = InterruptSignals.callback
-                    lock.unlock()
+                    let callback = state.withLock { $0.callback }
                     callback?(Int32(byte))
                 } else if got < 0 && errno == EINTR {
                     continue
@@ -49,23 +53,24 @@ package enum InterruptSignals {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
         _ = signal(SIGINT, signalHandler)
         _ = signal(SIGTERM, signalHandler)
-        installed = true
+        return true
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var installed = false
-    nonisolated(unsafe) private static var callback: (@Sendable (Int32) -> Void)?
+    private struct State {
+        var installed = false
+        var callback: (@Sendable (Int32) -> Void)?
+    }
+    private static let state = Mutex(State())
 }
 
-/// Written by `install` before the handlers are set, read by them.
-nonisolated(unsafe) private var signalWriteEnd: Int32 = -1
-/// Signals received so far (a plain counter: two signals racing at worst both stop the run cleanly).
-nonisolated(unsafe) private var signalsReceived: Int32 = 0
+/// Written by `install` before the handlers are set, read by them (atomics are lock-free: async-signal-safe).
+private let signalWriteEnd = Atomic<Int32>(-1)
+/// Signals received so far.
+private let signalsReceived = Atomic<Int32>(0)
 
 /// Async-signal-safe only: `write` and `_exit`.
 private let signalHandler: @convention(c) (Int32) -> Void = { number in
-    signalsReceived += 1
-    if signalsReceived > 1 { _exit(128 + number) }
+    if signalsReceived.add(1, ordering: .relaxed).newValue > 1 { _exit(128 + number) }
     var byte = UInt8(truncatingIfNeeded: number)
-    _ = write(signalWriteEnd, &byte, 1)
+    _ = write(signalWriteEnd.load(ordering: .relaxed), &byte, 1)
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// Tests/Fixtures/backend.py, started for one test on 127.0.0.1 with a port the kernel picks, with that test's
 /// faults; `state()` reads what it received (`GET /_state`), `stop()` ends it (the process this object started).
-final class FixtureBackend {
+final class FixtureBackend: Sendable {
     let port: Int
     let folder: TemporaryFolder
     let scheme: String

@@ -255,11 +255,12 @@ extension Pipeline {
         }
         var stages = file.stages.stages
         if !excuseUnset { for index in leftOut.sorted(by: >) { stages.remove(at: index) } }
-        let pipeline = Pipeline(
+        var pipeline = Pipeline(
             version: file.version.value, name: file.name, input: file.input.spec,
             concurrency: file.concurrency, stages: stages, source: source,
             dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
             configHash: ConfigDigest.hash(written))
+        pipeline.bandwidth = file.bwlimit
         return DecodedFile(pipeline: pipeline, document: document, errors: [], unsetVariables: excused, yaml: yaml)
     }
 }

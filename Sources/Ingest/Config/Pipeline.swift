@@ -43,6 +43,8 @@ public struct Pipeline: Sendable {
     public var dedupe: DedupeKey?
     /// `max_work_bytes`: bound on the work folder, in bytes.
     public var maxWorkBytes: Int64?
+    /// `bwlimit` (or `--bwlimit`): the cap on the bytes per second all the run's uploads send together.
+    public var bandwidth: BandwidthLimit?
     /// SHA-256 of what decides a file's result — `version`, `stages` and `dedupe` after `${VAR}` interpolation — so
     /// the journal redoes files when the pipeline changes. `name`, `input`, `concurrency` and `max_work_bytes` are
     /// left out: changing them changes no file's result.

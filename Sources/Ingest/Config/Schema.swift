@@ -95,6 +95,7 @@ struct PipelineFileOptions: StageOptions, Sendable {
     var concurrency: Int?
     var dedupe: DedupeOptions?
     var maxWorkBytes: ByteSize?
+    var bwlimit: BandwidthLimit?
     var stages = StageList()
 
     init() {}
@@ -119,6 +120,13 @@ struct PipelineFileOptions: StageOptions, Sendable {
                     "Bound on the work folder: a file that transcodes reserves its size before it starts and waits "
                     + "while others hold the space; a file larger than the bound fails at once.",
                 default: "no limit"),
+            OptionField(
+                "bwlimit", \.bwlimit,
+                doc:
+                    "Cap on the bytes per second all uploads of the run send together (every worker, every method), "
+                    + "in rclone's units: `8M` (8 MiB/s), `512k`, `off`, a bare number in KiB/s, or a timetable "
+                    + "`\"08:00,512k 19:00,off\"`; `--bwlimit` overrides it.",
+                default: "off"),
             OptionField(
                 "stages", \.stages, doc: "The steps every file goes through, in order; each is `- name: {options}`.",
                 required: true),

@@ -9,8 +9,12 @@ public final class RunCancellation: @unchecked Sendable {
     private var why: String?
     private var transfers: [ObjectIdentifier: HTTPTransfer] = [:]
     private var observers: [@Sendable () -> Void] = []
+    /// The run's bandwidth cap (`bwlimit`), shared by every transfer that registers here (see `Exchange.perform`).
+    let sendLimiter: SendLimiter?
 
-    public init() {}
+    public init() { sendLimiter = nil }
+
+    init(sendLimiter: SendLimiter?) { self.sendLimiter = sendLimiter }
 
     public var isCancelled: Bool { reason != nil }
 

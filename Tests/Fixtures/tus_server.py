@@ -109,11 +109,12 @@ class CountingMiddleware:
         if base64.b64encode(digest.digest()).decode() != expected.strip():
             STATS["checksum_failures"] += 1
             return await Response(status_code=460, content=b"checksum mismatch")(scope, receive, send)
-        chunks = iter(body)
+        messages = iter([{"type": "http.request", "body": b"".join(body), "more_body": False}])
 
         async def replay():
-            chunk = next(chunks, None)
-            return {"type": "http.request", "body": chunk or b"", "more_body": chunk is not None}
+            message = next(messages, None)
+            # After the body: wait for the disconnect, as the server's own receive would.
+            return message if message is not None else await receive()
 
         return await self.app(scope, replay, send)
 
@@ -131,7 +132,7 @@ def main():
     sock.listen(128)
     port = sock.getsockname()[1]
     app = make_app(args.store, port, args.checksum, args.max_patch_bytes)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(port))
     os.rename(args.port_file + ".tmp", args.port_file)

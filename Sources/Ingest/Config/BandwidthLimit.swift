@@ -65,7 +65,13 @@ public struct BandwidthLimit: OptionValue, Sendable, Equatable, CustomStringConv
     static func rate(_ word: String, in text: String) throws(BandwidthLimitError) -> Int64? {
         var unitText = word.lowercased()
         if unitText == "off" { return nil }
-        for suffix in ["/s", "ib", "b"] where unitText.hasSuffix(suffix) { unitText.removeLast(suffix.count) }
+        if unitText.hasSuffix("/s") { unitText.removeLast(2) }
+        // `8MiB` and `8MB` are `8M` (binary units, as rclone reads them); a bare `512b` stays bytes.
+        if unitText.hasSuffix("ib") {
+            unitText.removeLast(2)
+        } else if unitText.hasSuffix("b"), unitText.dropLast().last?.isLetter == true {
+            unitText.removeLast()
+        }
         let factors: [Character: Double] = ["b": 1, "k": 1024, "m": 1_048_576, "g": 1_073_741_824, "t": 1_099_511_627_776]
         var factor = 1024.0
         if let last = unitText.last, let given = factors[last] {

@@ -72,7 +72,9 @@ public struct BandwidthLimit: OptionValue, Sendable, Equatable, CustomStringConv
         } else if unitText.hasSuffix("b"), unitText.dropLast().last?.isLetter == true {
             unitText.removeLast()
         }
-        let factors: [Character: Double] = ["b": 1, "k": 1024, "m": 1_048_576, "g": 1_073_741_824, "t": 1_099_511_627_776]
+        let factors: [Character: Double] = [
+            "b": 1, "k": 1024, "m": 1_048_576, "g": 1_073_741_824, "t": 1_099_511_627_776,
+        ]
         var factor = 1024.0
         if let last = unitText.last, let given = factors[last] {
             factor = given

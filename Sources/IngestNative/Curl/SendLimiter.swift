@@ -18,7 +18,8 @@ package struct BandwidthSchedule: Sendable, Equatable {
     package var entries: [Entry]
 
     package init(entries: [Entry]) {
-        self.entries = entries.isEmpty ? [Entry(minute: 0, bytesPerSecond: nil)] : entries.sorted { $0.minute < $1.minute }
+        self.entries =
+            entries.isEmpty ? [Entry(minute: 0, bytesPerSecond: nil)] : entries.sorted { $0.minute < $1.minute }
     }
 
     package static func constant(_ bytesPerSecond: Int64?) -> BandwidthSchedule {

@@ -16,8 +16,10 @@ final class TusServer {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            ["python3", TestPaths.root + "/Tests/Fixtures/tus_server.py", "--store", folder.path + "/store",
-             "--port-file", portFile]
+            [
+                "python3", TestPaths.root + "/Tests/Fixtures/tus_server.py", "--store", folder.path + "/store",
+                "--port-file", portFile,
+            ]
             + (checksum ? ["--checksum"] : []) + (maxPatchBytes.map { ["--max-patch-bytes", String($0)] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -34,7 +36,8 @@ final class TusServer {
         guard let found else {
             if process.isRunning { process.terminate() }
             folder.remove()
-            throw FixtureError(message: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make deps)")
+            throw FixtureError(
+                message: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make deps)")
         }
         port = found
     }

@@ -201,8 +201,9 @@ extension TusSession {
         switch status {
         case 200..<300:
             guard let next = TusHeaders.offset(outcome.response), next == offset + length else {
-                return .mismatch("PATCH answered \(status) with Upload-Offset "
-                    + "\(outcome.response.header("Upload-Offset") ?? "none"), expected \(offset + length)")
+                return .mismatch(
+                    "PATCH answered \(status) with Upload-Offset "
+                        + "\(outcome.response.header("Upload-Offset") ?? "none"), expected \(offset + length)")
             }
             return .advanced(next)
         case 404, 410: return .gone

@@ -19,6 +19,7 @@ if [ -z "${INGEST:-}" ]; then
     swift build -c release --product ingest >/dev/null
     INGEST="$(swift build -c release --show-bin-path)/ingest"
 fi
+INGEST="$(realpath "$INGEST")"
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 WORK="$(mktemp -d /tmp/ingest-bwlimit.XXXXXX)"
 python3 Benchmarks/sink.py --port-file "$WORK/port" &
@@ -37,7 +38,7 @@ name: bwlimit
 stages:
   - upload:
       method: put
-      url: "$BASE/{{path}}"
+      url: "$BASE/{{file.name}}"
 EOF
 # RATE in bytes per second, in rclone's units (as ingest reads them).
 rate_bytes() {

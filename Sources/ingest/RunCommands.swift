@@ -35,6 +35,16 @@ struct RunOptions: ParsableArguments {
         transform: { try CLINumber.whole($0, "--concurrency", CLINumber.workers) })
     var concurrency: Int?
 
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp(
+            "Cap on the bytes per second all uploads send together, in rclone's units: 8M (8 MiB/s), 512k, off, or "
+                + "a timetable \"08:00,512k 19:00,off\" (overrides the pipeline's bwlimit).", valueName: "rate"),
+        transform: { text in
+            do { return try BandwidthLimit(parsing: text) } catch { throw ValidationError("--bwlimit: \(error)") }
+        })
+    var bwlimit: BandwidthLimit?
+
     @Option(name: .long, help: ArgumentHelp("Folder for temp and transcoded files.", valueName: "dir"))
     var workDir: String = ".ingest/work"
 
@@ -82,6 +92,7 @@ struct RunOptions: ParsableArguments {
             return .usage
         }
         if let concurrency { pipeline.concurrency = concurrency }
+        if let bwlimit { pipeline.bandwidth = bwlimit }
         // A path that is not there is a mistake on the command line, not a file that failed.
         let missing = InputPaths.missing(paths)
         for problem in missing { printError("ingest: \(problem) (nothing ran)") }

@@ -262,6 +262,7 @@ extension Pipeline {
             configHash: ConfigDigest.hash(written))
         pipeline.disposal = Disposal(onSuccess: file.onSuccess?.success, onFailureMoveTo: file.onFailure?.moveTo)
         pipeline.settle = file.settle?.seconds
+        pipeline.bandwidth = file.bwlimit
         return DecodedFile(pipeline: pipeline, document: document, errors: [], unsetVariables: excused, yaml: yaml)
     }
 }

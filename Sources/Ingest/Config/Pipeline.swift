@@ -49,6 +49,8 @@ public struct Pipeline: Sendable {
     public var settle: Double?
     /// Ceiling of `settle` and `--settle`: a day.
     public static let maxSettle = 86_400.0
+    /// `bwlimit` (or `--bwlimit`): the cap on the bytes per second all the run's uploads send together.
+    public var bandwidth: BandwidthLimit?
     /// SHA-256 of what decides a file's result — `version`, `stages` and `dedupe` after `${VAR}` interpolation — so
     /// the journal redoes files when the pipeline changes. `name`, `input`, `concurrency` and `max_work_bytes` are
     /// left out: changing them changes no file's result.

@@ -98,6 +98,7 @@ struct PipelineFileOptions: StageOptions, Sendable {
     var onSuccess: OnSuccessOptions?
     var onFailure: OnFailureOptions?
     var settle: DurationValue?
+    var bwlimit: BandwidthLimit?
     var stages = StageList()
 
     init() {}
@@ -135,6 +136,13 @@ struct PipelineFileOptions: StageOptions, Sendable {
                     "`ingest watch`: how long a file's size and modification time must stay the same before it is "
                     + "taken (`--settle` overrides it).",
                 default: "5s"),
+            OptionField(
+                "bwlimit", \.bwlimit,
+                doc:
+                    "Cap on the bytes per second all uploads of the run send together (every worker, every method), "
+                    + "in rclone's units: `8M` (8 MiB/s), `512k`, `off`, a bare number in KiB/s, or a timetable "
+                    + "`\"08:00,512k 19:00,off\"`; `--bwlimit` overrides it.",
+                default: "off"),
             OptionField(
                 "stages", \.stages, doc: "The steps every file goes through, in order; each is `- name: {options}`.",
                 required: true),

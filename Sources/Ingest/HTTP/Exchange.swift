@@ -148,6 +148,8 @@ struct Exchange {
 
     /// One transfer, registered with the run's cancellation while it is in flight (redirects are not followed).
     func perform(_ request: HTTPRequest, observer: HTTPBodyObserver?) -> Result<HTTPResponse, HTTPError> {
+        var request = request
+        request.sendLimiter = cancellation?.sendLimiter
         switch HTTPClient.shared.start(request, observer: observer) {
         case .failure(let error): return .failure(error)
         case .success(let transfer):

@@ -12,8 +12,12 @@ public final class RunCancellation: Sendable {
     }
     /// `sleep` blocks a worker thread (a backoff, a rate limit's wait) until the deadline or the cancellation.
     private let state = ConditionLock(State())
+    /// The run's bandwidth cap (`bwlimit`), shared by every transfer that registers here (see `Exchange.perform`).
+    let sendLimiter: SendLimiter?
 
-    public init() {}
+    public init() { sendLimiter = nil }
+
+    init(sendLimiter: SendLimiter?) { self.sendLimiter = sendLimiter }
 
     public var isCancelled: Bool { reason != nil }
 

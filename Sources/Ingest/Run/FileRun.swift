@@ -127,6 +127,7 @@ struct FileRun {
         context.logger?[metadataKey: "file"] = .string(entry.path)
         context.logger?[metadataKey: "stage"] = .string(configured.name)
         context.timings = item.timings
+        context.journal = runner.journal
         let stageBegan = Date()
         var outcome = StageOutcome.proceed
         var failures: [RuleFailure] = []

@@ -31,7 +31,7 @@ public final class Runner: Sendable {
     public let resume: ResumePolicy
     /// Set by `cancel(reason:)`: no new file starts, transfers in flight are cancelled, their files end as
     /// interrupted (reported as failed, left unfinished in the journal for the next run).
-    public let cancellation = RunCancellation()
+    public let cancellation: RunCancellation
     /// The part of the tree this run takes (`--shard I/N`); nil for all of it.
     public let shard: Shard?
     /// `max_work_bytes`, when the pipeline transcodes.
@@ -53,6 +53,8 @@ public final class Runner: Sendable {
         self.journal = journal
         self.resume = resume
         self.shard = shard
+        cancellation = RunCancellation(
+            sendLimiter: pipeline.bandwidth.flatMap { $0.isOff ? nil : SendLimiter(schedule: $0.schedule) })
         let stages = pipeline.stages.filter { !(settings.offline && $0.usesNetwork) }
         self.stages = stages
         hashesDoneFiles = stages.contains { $0.usesNetwork || $0.writesWorkFiles }

@@ -67,7 +67,9 @@ public struct S3UploadOptions: Sendable {
                 default: "AWS_SESSION_TOKEN with the environment's keys"),
             OptionField(
                 "metadata", path.appending(path: \.metadata),
-                doc: "s3: user metadata templates, sent as `x-amz-meta-<name>` headers (`geohash: \"{{geohash}}\"`).",
+                doc:
+                    "s3: user metadata templates, sent as `x-amz-meta-<name>` headers (`geohash: \"{{geohash}}\"`); "
+                    + "tus: `Upload-Metadata` entries beside filename and filetype.",
                 default: "{}"),
             OptionField(
                 "part_size", path.appending(path: \.partSize),

@@ -30,6 +30,8 @@ public struct StageContext: Sendable {
     public var logger: Logger?
     /// The file's timings, where each request records its attempts; nil when a stage is run on its own.
     public var timings: FileTimings?
+    /// The run's journal, where a stage keeps what must survive a killed run (a tus upload's URL); nil without one.
+    public var journal: (any JournalStore)?
 
     public init(
         settings: RunSettings, resultName: String? = nil,

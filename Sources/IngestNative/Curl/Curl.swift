@@ -107,6 +107,9 @@ package final class CurlEasy {
         errorBuffer.deallocate()
     }
 
+    /// `curl_easy_pause(CURLPAUSE_CONT)`: a transfer whose read callback paused it (`--bwlimit`) goes on.
+    func unpause() { _ = curl_easy_pause(handle, 0) }
+
     private func check(_ code: CURLcode, _ option: String) throws(CurlError) {
         guard code == CURLE_OK else { throw CurlError(code, call: "curl_easy_setopt(\(option))") }
     }

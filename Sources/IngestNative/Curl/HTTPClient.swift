@@ -36,6 +36,8 @@ package struct HTTPRequest: Sendable {
     /// connection that dies before any answer, libcurl sends the request again by itself (it takes that for an idle
     /// connection the server closed), which repeats a call the server may have acted on with nobody asking.
     package var freshConnection = false
+    /// The run's shared bandwidth cap (`--bwlimit`) that the body is drawn through; nil sends at full speed.
+    package var sendLimiter: SendLimiter?
 
     package init(
         method: String, url: String, headers: [(name: String, value: String)] = [], body: HTTPBody? = nil
@@ -133,6 +135,10 @@ package final class HTTPTransfer: @unchecked Sendable {
     let easy: CurlEasy
     let reader: HTTPBodyReader?
     let maxResponseBytes: Int
+    /// The run's bandwidth cap the body is drawn through (see `SendLimiter`).
+    var sendLimiter: SendLimiter?
+    /// Set by the read callback when the cap paused the transfer; the client thread resumes it (client thread only).
+    var pausedForBandwidth = false
     private let condition = NSCondition()
     private var result: Result<HTTPResponse, HTTPError>?
     private var cancelRequested = false
@@ -193,7 +199,18 @@ private let readCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int
     buffer, size, count, userdata in
     let transfer = transfer(userdata)
     guard let buffer, let reader = transfer.reader else { return 0 }
-    guard let written = reader.read(into: buffer, capacity: size * count) else { return ingest_curl_readfunc_abort() }
+    var capacity = size * count
+    var granted = 0
+    if let limiter = transfer.sendLimiter, reader.position < reader.body.length {
+        granted = limiter.take(upTo: min(capacity, Int(min(Int64(Int.max), reader.body.length - reader.position))))
+        if granted == 0 {
+            transfer.pausedForBandwidth = true
+            return ingest_curl_readfunc_pause()
+        }
+        capacity = granted
+    }
+    guard let written = reader.read(into: buffer, capacity: capacity) else { return ingest_curl_readfunc_abort() }
+    if granted > written { transfer.sendLimiter?.giveBack(granted - written) }
     return written
 }
 
@@ -360,6 +377,7 @@ package final class HTTPClient: @unchecked Sendable {
             observer?.restart()
         }
         let transfer = HTTPTransfer(easy: easy, reader: reader, maxResponseBytes: request.maxResponseBytes)
+        transfer.sendLimiter = request.sendLimiter
         let me = Unmanaged.passUnretained(transfer).toOpaque()
         try setConnectionOptions(easy, request)
         try setCallbacks(easy, me)
@@ -473,7 +491,7 @@ package final class HTTPClient: @unchecked Sendable {
                 multi.remove(transfer.easy)
                 transfer.complete(code)
             }
-            multi.poll(timeoutMilliseconds: 1000)
+            multi.poll(timeoutMilliseconds: Self.resumePaused(active.values))
         }
     }
 }

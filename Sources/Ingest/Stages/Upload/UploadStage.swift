@@ -12,6 +12,7 @@ public struct UploadStage: Stage {
         case s3Post = "s3-post"
         case local
         case s3
+        case tus
     }
 
     public enum ExpiredPolicy: String, OptionEnum, Sendable {
@@ -31,6 +32,7 @@ public struct UploadStage: Stage {
         public var onExpired = ExpiredPolicy.renew
         public var network = NetworkOptions()
         public var s3 = S3UploadOptions()
+        public var tus = TusUploadOptions()
         public init() {}
 
         public static var fields: [OptionField<Options>] {
@@ -38,10 +40,13 @@ public struct UploadStage: Stage {
                 OptionField(
                     "method", \.method,
                     doc:
-                        "`put` (PUT to a signed URL), `s3-post` (S3 presigned POST form), `local` (copy into `dir`) or "
-                        + "`s3` (SigV4-signed upload into `bucket`, multipart for large files).",
+                        "`put` (PUT to a signed URL), `s3-post` (S3 presigned POST form), `local` (copy into `dir`), "
+                        + "`s3` (SigV4-signed upload into `bucket`, multipart for large files) or `tus` (a resumable "
+                        + "tus 1.0 upload created at `url`; see docs/large-files.md).",
                     default: "put"),
-                OptionField("url", \.url, doc: "Target URL template (`{{ticket.upload_url}}`); put and s3-post."),
+                OptionField(
+                    "url", \.url,
+                    doc: "Target URL template (`{{ticket.upload_url}}`); put and s3-post; tus: the creation endpoint."),
                 OptionField("headers", \.headers, doc: "Extra request header templates.", default: "{}"),
                 OptionField(
                     "content_type", \.contentType,
@@ -74,13 +79,13 @@ public struct UploadStage: Stage {
                         "Limit for one attempt (one request; for `s3` multipart, one part), answer included. None by "
                         + "default, as a large file on a slow link may take long: `min_speed` and `stall_timeout` end "
                         + "an attempt that stalls or trickles in any phase."),
-            ] + S3UploadOptions.fields(\.s3) + NetworkOptions.fields(\.network)
+            ] + S3UploadOptions.fields(\.s3) + TusUploadOptions.fields(\.tus) + NetworkOptions.fields(\.network)
         }
 
         public func validate(at node: ConfigNode) throws {
             try network.validate(at: node)
             switch method {
-            case .put, .s3Post:
+            case .put, .s3Post, .tus:
                 if url == nil { throw node.error("method \(method.rawValue) needs 'url'") }
                 if dir != nil { throw node.error("'dir' is only for method local") }
             case .local:
@@ -93,9 +98,11 @@ public struct UploadStage: Stage {
                 if dir != nil { throw node.error("'dir' is only for method local") }
                 try s3.validate(at: node)
             }
-            if method != .s3, let name = s3.givenNames.first {
+            if method != .s3, let name = s3.givenNames.first(where: { method != .tus || $0 != "metadata" }) {
                 throw node.error("'\(name)' is only for method s3")
             }
+            if tus.chunkSize != nil && method != .tus { throw node.error("'chunk_size' is only for method tus") }
+            try tus.validate(at: node)
             if fields != nil && method != .s3Post { throw node.error("'fields' is only for method s3-post") }
             if method == .s3Post && fields == nil {
                 throw node.error("method s3-post needs 'fields' (the ticket's form fields)")
@@ -125,6 +132,7 @@ public struct UploadStage: Stage {
         case .s3Post: method = S3PostUpload(options: options, limiter: limiter)
         case .local: method = LocalUpload(options: options)
         case .s3: method = try S3Upload(options: options, limiter: limiter)
+        case .tus: method = TusUpload(options: options, limiter: limiter)
         }
     }
 

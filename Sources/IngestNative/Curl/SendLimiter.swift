@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+
+/// A run's bandwidth cap as a timetable: from each time of day on, a rate in bytes per second (nil: no cap), like
+/// rclone's `--bwlimit "08:00,512k 19:00,off"`. One entry without a time is a constant cap.
+package struct BandwidthSchedule: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
+        /// Minutes after midnight (local time) the rate starts at.
+        package var minute: Int
+        package var bytesPerSecond: Int64?
+        package init(minute: Int, bytesPerSecond: Int64?) {
+            self.minute = minute
+            self.bytesPerSecond = bytesPerSecond
+        }
+    }
+
+    /// Sorted by `minute`; never empty.
+    package var entries: [Entry]
+
+    package init(entries: [Entry]) {
+        self.entries =
+            entries.isEmpty ? [Entry(minute: 0, bytesPerSecond: nil)] : entries.sorted { $0.minute < $1.minute }
+    }
+
+    package static func constant(_ bytesPerSecond: Int64?) -> BandwidthSchedule {
+        BandwidthSchedule(entries: [Entry(minute: 0, bytesPerSecond: bytesPerSecond)])
+    }
+
+    /// The rate in force at `minute` of the day: the last entry starting at or before it, else (before the first
+    /// entry of the day) the last entry of the previous day.
+    package func rate(atMinute minute: Int) -> Int64? {
+        (entries.last { $0.minute <= minute } ?? entries.last!).bytesPerSecond
+    }
+}
+
+/// Where the limiter reads time: a monotonic clock for refills and the local time of day for the timetable.
+/// Tests inject one they move by hand.
+package protocol SendClock: Sendable {
+    /// Seconds on a monotonic clock.
+    func seconds() -> Double
+    /// Minutes after local midnight, 0..<1440.
+    func minuteOfDay() -> Int
+}
+
+/// The system's clocks.
+package struct SystemSendClock: SendClock {
+    package init() {}
+    package func seconds() -> Double { ProcessInfo.processInfo.systemUptime }
+    package func minuteOfDay() -> Int {
+        let parts = Calendar.current.dateComponents([.hour, .minute], from: Date())
+        return (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+    }
+}
+
+/// One token bucket that every transfer of a run draws its request bodies from (`--bwlimit`): curl's read callback
+/// takes what it may send now and pauses its transfer when the bucket is empty, so the sum of all workers' and all
+/// upload methods' bytes stays at the cap. (curl's own `CURLOPT_MAX_SEND_SPEED_LARGE` caps one handle: N transfers
+/// would need N shares rebalanced each time one starts, ends or stalls; one shared bucket needs none of that.)
+package final class SendLimiter: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var stamp: Double
+        var rate: Int64?
+    }
+
+    package let schedule: BandwidthSchedule
+    private let clock: any SendClock
+    private let bucket: Mutex<Bucket>
+
+    package init(schedule: BandwidthSchedule, clock: any SendClock = SystemSendClock()) {
+        self.schedule = schedule
+        self.clock = clock
+        let rate = schedule.rate(atMinute: clock.minuteOfDay())
+        bucket = Mutex(Bucket(tokens: 0, stamp: clock.seconds(), rate: rate))
+    }
+
+    /// Bytes the bucket holds at most: a tenth of a second of the rate, at least 16 KiB (one curl read of a slow
+    /// cap still goes out whole enough to keep the connection busy), so a pause never turns into a burst.
+    static func burst(_ rate: Int64) -> Double { max(Double(rate) / 10, 16 * 1024) }
+
+    /// Takes up to `wanted` bytes of allowance now; 0 when the caller must wait (see `secondsUntilAvailable`).
+    package func take(upTo wanted: Int) -> Int {
+        guard wanted > 0 else { return 0 }
+        let now = clock.seconds()
+        let minute = clock.minuteOfDay()
+        return bucket.withLock { bucket in
+            Self.refill(&bucket, now: now, rate: schedule.rate(atMinute: minute))
+            guard bucket.rate != nil else { return wanted }
+            let granted = min(wanted, Int(bucket.tokens.rounded(.down)))
+            bucket.tokens -= Double(granted)
+            return granted
+        }
+    }
+
+    /// Gives back allowance taken but not used (a read that found fewer bytes than it was allowed).
+    package func giveBack(_ bytes: Int) {
+        guard bytes > 0 else { return }
+        bucket.withLock { bucket in
+            guard let rate = bucket.rate else { return }
+            bucket.tokens = min(Self.burst(rate), bucket.tokens + Double(bytes))
+        }
+    }
+
+    /// How long until at least 1 KiB of allowance is there (0 with no cap in force).
+    package func secondsUntilAvailable() -> Double {
+        let now = clock.seconds()
+        let minute = clock.minuteOfDay()
+        return bucket.withLock { bucket in
+            Self.refill(&bucket, now: now, rate: schedule.rate(atMinute: minute))
+            guard let rate = bucket.rate, rate > 0 else { return 0 }
+            let missing = min(1024, Self.burst(rate)) - bucket.tokens
+            return missing <= 0 ? 0 : missing / Double(rate)
+        }
+    }
+
+    /// Adds what `rate` earned since the last look, up to the burst; a timetable change starts an empty bucket.
+    private static func refill(_ bucket: inout Bucket, now: Double, rate: Int64?) {
+        if rate != bucket.rate {
+            bucket.rate = rate
+            bucket.tokens = 0
+            bucket.stamp = now
+            return
+        }
+        guard let rate else { return }
+        let elapsed = max(0, now - bucket.stamp)
+        bucket.tokens = min(burst(rate), bucket.tokens + elapsed * Double(rate))
+        bucket.stamp = now
+    }
+}
+
+extension HTTPClient {
+    /// Resumes the transfers the bandwidth cap paused once it allows more bytes, and says how long to poll: until
+    /// then while some are paused (a paused transfer leaves its socket idle, so the poll sleeps), else a second.
+    /// Called on the client thread only.
+    static func resumePaused(_ transfers: some Collection<HTTPTransfer>) -> Int32 {
+        let paused = transfers.filter(\.pausedForBandwidth)
+        guard !paused.isEmpty else { return 1000 }
+        let wait = paused.compactMap { $0.sendLimiter?.secondsUntilAvailable() }.min() ?? 0
+        if wait > 0 { return Int32(max(1, min(1000, (wait * 1000).rounded(.up)))) }
+        for transfer in paused {
+            transfer.pausedForBandwidth = false
+            transfer.easy.unpause()
+        }
+        return 1
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import IngestNative
+
+/// Tests/Fixtures/tus_server.py: fastapi-tusd, a real tus 1.0 server, at `<base>/files`, storing uploads in
+/// `store` (each upload a file named by its id, beside `<id>.info`). `stop()` ends the process this object started.
+final class TusServer {
+    let port: Int
+    let folder: TemporaryFolder
+    private let process: Process
+
+    /// `checksum`: the server announces and checks the checksum extension (a cut PATCH then keeps nothing);
+    /// `maxPatchBytes`: PATCH bodies above it are refused with 413.
+    init(checksum: Bool = false, maxPatchBytes: Int? = nil) throws {
+        folder = try TemporaryFolder("tus")
+        let portFile = folder.path + "/port"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            [
+                "python3", TestPaths.root + "/Tests/Fixtures/tus_server.py", "--store", folder.path + "/store",
+                "--port-file", portFile,
+            ]
+            + (checksum ? ["--checksum"] : []) + (maxPatchBytes.map { ["--max-patch-bytes", String($0)] } ?? [])
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var found: Int?
+        for _ in 0..<1500 {  // FastAPI takes seconds to import on a loaded machine
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text) {
+                found = value
+                break
+            }
+            if !process.isRunning { break }
+            usleep(20_000)
+        }
+        guard let found else {
+            if process.isRunning { process.terminate() }
+            folder.remove()
+            throw FixtureError(
+                message: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make deps)")
+        }
+        port = found
+    }
+
+    var creationURL: String { "http://127.0.0.1:\(port)/files" }
+    var store: String { folder.path + "/store" }
+
+    struct Stats {
+        var patchBytes: Int64
+        var requests: [String: Int]
+        var deleted: [String]
+        var checksums: Int
+    }
+
+    func stats() throws -> Stats {
+        let result = HTTPClient.shared.perform(HTTPRequest(method: "GET", url: "http://127.0.0.1:\(port)/_stats"))
+        guard case .success(let response) = result, response.status == 200,
+            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        else { throw FixtureError(message: "GET /_stats failed: \(result)") }
+        return Stats(
+            patchBytes: (object["patch_bytes"] as? NSNumber)?.int64Value ?? -1,
+            requests: object["requests"] as? [String: Int] ?? [:], deleted: object["deleted"] as? [String] ?? [],
+            checksums: object["checksums"] as? Int ?? -1)
+    }
+
+    /// The upload expires on the server: later requests for it get 404.
+    func forget(_ id: String) throws {
+        let result = HTTPClient.shared.perform(
+            HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/_forget/\(id)", body: .bytes([])))
+        guard case .success(let response) = result, response.status == 204 else {
+            throw FixtureError(message: "POST /_forget failed: \(result)")
+        }
+    }
+
+    /// The uploads the server holds: id → (filename from the metadata, offset, stored bytes' path).
+    func uploads() throws -> [String: (filename: String, offset: Int64, path: String)] {
+        var found: [String: (filename: String, offset: Int64, path: String)] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: store)) ?? [] where name.hasSuffix(".info") {
+            let data = try Data(contentsOf: URL(fileURLWithPath: store + "/" + name))
+            guard let info = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { continue }
+            let id = String(name.dropLast(5))
+            let metadata = info["metadata"] as? [String: String] ?? [:]
+            found[id] = (
+                metadata["filename"] ?? "", (info["offset"] as? NSNumber)?.int64Value ?? -1, store + "/" + id
+            )
+        }
+        return found
+    }
+
+    /// Killed, not asked: uvicorn's graceful stop would wait on the test client's kept-alive connection.
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        folder.remove()
+    }
+
+    deinit { stop() }
+}

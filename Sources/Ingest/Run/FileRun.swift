@@ -108,6 +108,7 @@ struct FileRun {
         var context = context(for: configured, at: position)
         context.wantsContentHash = runner.journal != nil
         context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
+        context.uploadJournal = journaled?.uploadJournal(position: position)
         context.logger?[metadataKey: "file"] = .string(entry.path)
         context.logger?[metadataKey: "stage"] = .string(configured.name)
         context.timings = item.timings

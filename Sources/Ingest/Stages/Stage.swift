@@ -30,6 +30,9 @@ public struct StageContext: Sendable {
     public var logger: Logger?
     /// The file's timings, where each request records its attempts; nil when a stage is run on its own.
     public var timings: FileTimings?
+    /// Where an upload keeps its transfer (a multipart upload's id and parts) so a later run resumes it; nil without
+    /// a journal, or when a stage is run on its own.
+    public var uploadJournal: UploadJournal?
 
     public init(
         settings: RunSettings, resultName: String? = nil,

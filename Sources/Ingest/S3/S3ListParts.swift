@@ -20,7 +20,8 @@ extension S3Uploader {
             guard response.status == 200 else { throw refused(what, response, attempts: attempts) }
             let page = Self.parts(in: response.bodyText)
             parts += page
-            let next = XMLText.element("NextPartNumberMarker", in: response.bodyText).flatMap { Int($0) }
+            let next =
+                XMLText.element("NextPartNumberMarker", in: response.bodyText).flatMap { Int($0) }
                 ?? page.last?.number
             guard XMLText.element("IsTruncated", in: response.bodyText) == "true", let next, next > marker else {
                 break
@@ -34,7 +35,9 @@ extension S3Uploader {
     static func parts(in text: String) -> [StoredPart] {
         var parts: [StoredPart] = []
         var rest = text[...]
-        while let open = rest.range(of: "<Part>"), let close = rest.range(of: "</Part>", range: open.upperBound..<rest.endIndex) {
+        while let open = rest.range(of: "<Part>"),
+            let close = rest.range(of: "</Part>", range: open.upperBound..<rest.endIndex)
+        {
             let block = String(rest[open.upperBound..<close.lowerBound])
             rest = rest[close.upperBound...]
             guard let number = XMLText.element("PartNumber", in: block).flatMap({ Int($0) }),

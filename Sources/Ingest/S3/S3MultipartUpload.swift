@@ -28,7 +28,8 @@ extension S3Uploader {
     ) throws -> (etag: String, parts: Int) {
         let (size, count) = partLayout(fileSize: status.size)
         let resumed = try resumableUpload(url: url, status: status, partSize: size)
-        let (uploadID, uploadQuery) = try resumed.map { ($0.uploadID, $0.uploadQuery) }
+        let (uploadID, uploadQuery) =
+            try resumed.map { ($0.uploadID, $0.uploadQuery) }
             ?? createMultipartUpload(url: url, headers: headers)
         var target = MultipartTarget(
             path: path, status: status, url: url, uploadQuery: uploadQuery, partSize: size, count: count)

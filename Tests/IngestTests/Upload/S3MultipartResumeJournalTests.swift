@@ -55,7 +55,8 @@ import Testing
         let error = #expect(throws: ItemFailed.self) {
             try first.upload(path: input, key: key, headers: [], contentType: "application/octet-stream")
         }
-        #expect(error?.failures.first?.message.contains("the next run resumes it") == true, "\(String(describing: error))")
+        #expect(
+            error?.failures.first?.message.contains("the next run resumes it") == true, "\(String(describing: error))")
         let kept = try #require(try parts.multipartUpload(fileID: 7, position: 2))
         #expect(kept.parts.map(\.number) == [1, 2, 3, 4])
         #expect(kept.storedBytes == 20 << 20)

@@ -136,7 +136,10 @@ import Testing
     /// S3 lacks (no new CreateMultipartUpload), completes the same upload, and leaves no upload open.
     @Test func killedMidUploadResumesWithTheMissingPartsOnly() throws {
         let setup = try setUp("kill")
-        defer { setup.proxy.stop(); setup.folder.remove() }
+        defer {
+            setup.proxy.stop()
+            setup.folder.remove()
+        }
         try killAfterFourParts(setup)
         let open = try openUploads(setup.key)
         try #require(open.count == 1, "\(open)")
@@ -165,7 +168,10 @@ import Testing
     /// whole.
     @Test func contentChangedBetweenRunsAbortsTheOldUpload() throws {
         let setup = try setUp("changed")
-        defer { setup.proxy.stop(); setup.folder.remove() }
+        defer {
+            setup.proxy.stop()
+            setup.folder.remove()
+        }
         try killAfterFourParts(setup)
         let old = try openUploads(setup.key)
         try #require(old.count == 1, "\(old)")
@@ -185,7 +191,10 @@ import Testing
     /// cleanly (a new upload, every part, nothing left open, nothing left journaled).
     @Test func noSuchUploadStartsOver() throws {
         let setup = try setUp("gone")
-        defer { setup.proxy.stop(); setup.folder.remove() }
+        defer {
+            setup.proxy.stop()
+            setup.folder.remove()
+        }
         try killAfterFourParts(setup)
         let old = try openUploads(setup.key)
         try #require(old.count == 1, "\(old)")
@@ -207,7 +216,10 @@ import Testing
     /// aborted, so no upload stays open, and the journal no longer offers it.
     @Test func failedForGoodAbortsTheResumedUpload() throws {
         let setup = try setUp("refused")
-        defer { setup.proxy.stop(); setup.folder.remove() }
+        defer {
+            setup.proxy.stop()
+            setup.folder.remove()
+        }
         try killAfterFourParts(setup)
         try #require(try openUploads(setup.key).count == 1)
         try setup.proxy.setFaults(

@@ -78,7 +78,7 @@ start=$(now)
 seconds=$(echo "$(now) - $start" | bc)
 SENT_PARTS=$(($(part_puts) - BEFORE))
 s3curl -o "$WORK/back.bin" "$ENDPOINT/$BUCKET/resume/big.bin"
-OPEN=$(s3curl "$ENDPOINT/$BUCKET?uploads=" | grep -o "<UploadId>" | wc -l)
+OPEN=$(s3curl "$ENDPOINT/$BUCKET?uploads=" | { grep -o "<UploadId>" || true; } | wc -l)
 python3 - "$SENT_PARTS" "$PARTS" "$PART_MIB" "$FILE_MIB" "$AT_KILL" "$seconds" <<'PY'
 import sys
 sent, parts, part_mib, file_mib, at_kill, seconds = (float(x) for x in sys.argv[1:])

@@ -55,7 +55,16 @@ stages:
       allow_http: true
 YAML
 JOURNAL="$WORK/.ingest/journal.sqlite"
-journaled_parts() { sqlite3 -readonly "$JOURNAL" "SELECT COUNT(*) FROM multipart_parts" 2>/dev/null || echo 0; }
+# Python's sqlite3 module (no sqlite3 program needed); 0 until the journal and its table exist.
+journaled_parts() {
+    python3 -c '
+import sqlite3, sys
+try:
+    print(sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute(
+        "SELECT COUNT(*) FROM multipart_parts").fetchone()[0])
+except sqlite3.Error:
+    print(0)' "$JOURNAL"
+}
 # Part PUTs for the object the proxy forwarded with 200, and their bytes (every part but the last is PART_MIB).
 part_puts() {
     curl -s "$PROXY/_state" | python3 -c '

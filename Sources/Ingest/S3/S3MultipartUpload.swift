@@ -21,7 +21,8 @@ extension S3Uploader {
         var stored: [Int: StoredPart] = [:]
     }
 
-    /// CreateMultipartUpload → UploadPart × n → CompleteMultipartUpload; AbortMultipartUpload on any failure.
+    /// CreateMultipartUpload (or the journaled upload resumed) → UploadPart × n → CompleteMultipartUpload;
+    /// AbortMultipartUpload on a failure for good (a stopped run or a lost network keeps a journaled upload).
     func multipartUpload(
         path: String, key: String = "", status: FileStatus, url: String, headers: [(String, String)],
         fileHash: PartOrderedSHA256?, progress: ((Int64) -> Void)?

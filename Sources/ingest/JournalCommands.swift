@@ -63,6 +63,8 @@ struct StatusCommand: ParsableCommand {
         for (count, label) in lines { out += String(format: "%8d  ", count) + label + "\n" }
         if pipelines.mixed { out += pipelines.lines.map { "  " + TerminalText.escaped($0) + "\n" }.joined() }
         if !problems.isEmpty { out += "\n" + problems }
+        let resumable = try ResumableUploads.lines(journal)
+        if !resumable.isEmpty { out += (problems.isEmpty ? "\n" : "") + resumable }
         FileHandle.standardOutput.write(Data(out.utf8))
         let unfinished = (counts[.failed] ?? 0) + interrupted
         throw unfinished > 0 ? ExitStatus.ruleFailures : ExitStatus.success

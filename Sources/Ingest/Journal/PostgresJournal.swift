@@ -80,6 +80,7 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
         try withConnection { connection in
             if writer {
                 try connection.run(script: JournalSchema.script(.postgres))
+                try addMultipartTables(connection)
             } else if try connection.execute("SELECT to_regclass('ingest_files')").first?.first ?? nil == nil {
                 throw PostgresError(
                     call: "open", message: "the database holds no ingest journal (run `ingest run` first)")

@@ -78,6 +78,7 @@ public final class SQLiteJournal: @unchecked Sendable {
         let database = try SQLiteJournal.openDatabase(path, writer: writer)
         database.keepAlive = file
         batches = SQLiteBatchWriter(path: path, database: database)
+        if writer { try addMultipartTables() }
         if writer { writerLock?.recordOwner(runID: runID) }
     }
 

@@ -124,6 +124,7 @@ struct FileRun {
         var context = context(for: configured, at: position)
         context.wantsContentHash = plan.journaled
         context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
+        context.uploadJournal = journaled?.uploadJournal(position: position)
         context.logger?[metadataKey: "file"] = .string(entry.path)
         context.logger?[metadataKey: "stage"] = .string(configured.name)
         context.timings = item.timings

@@ -36,6 +36,12 @@ final class JournaledFile: Sendable {
         return done
     }
 
+    /// What the stage at `position` may keep of its own transfer (a multipart upload's parts), once the row exists.
+    func uploadJournal(position: Int) -> UploadJournal? {
+        guard let id, let parts = store as? any MultipartJournal else { return nil }
+        return UploadJournal(store: parts, fileID: id, position: position, configHash: start.configHash)
+    }
+
     /// Journals a network stage as started; the row goes in first, with the uuid and date the stage's templates use.
     func stageStarted(position: Int, name: String, item: Item) throws {
         guard let id else {

@@ -14,17 +14,30 @@ extension S3Uploader {
         let uploadQuery: String
         let partSize: Int64
         let count: Int
+        /// The object's key and the upload's id, as the journal keeps them.
+        var key = ""
+        var uploadID: String?
+        /// Parts S3 already holds (a resumed upload): each is checked against the file and sent only if it differs.
+        var stored: [Int: StoredPart] = [:]
     }
 
-    /// CreateMultipartUpload → UploadPart × n → CompleteMultipartUpload; AbortMultipartUpload on any failure.
+    /// CreateMultipartUpload (or the journaled upload resumed) → UploadPart × n → CompleteMultipartUpload;
+    /// AbortMultipartUpload on a failure for good (a stopped run or a lost network keeps a journaled upload).
     func multipartUpload(
-        path: String, status: FileStatus, url: String, headers: [(String, String)], fileHash: PartOrderedSHA256?,
-        progress: (@Sendable (Int64) -> Void)?
+        path: String, key: String = "", status: FileStatus, url: String, headers: [(String, String)],
+        fileHash: PartOrderedSHA256?, progress: (@Sendable (Int64) -> Void)?
     ) throws -> (etag: String, parts: Int) {
         let (size, count) = partLayout(fileSize: status.size)
-        let uploadQuery = try createMultipartUpload(url: url, headers: headers)
-        let target = MultipartTarget(
+        let resumed = try resumableUpload(url: url, status: status, partSize: size)
+        let (uploadID, uploadQuery) =
+            try resumed.map { ($0.uploadID, $0.uploadQuery) }
+            ?? createMultipartUpload(url: url, headers: headers)
+        var target = MultipartTarget(
             path: path, status: status, url: url, uploadQuery: uploadQuery, partSize: size, count: count)
+        target.key = key
+        target.uploadID = uploadID
+        target.stored = resumed?.stored ?? [:]
+        if resumed == nil { journalUpload(target, uploadID: uploadID) }
         do {
             let parts = try sendParts(of: target, fileHash: fileHash, progress: progress)
             // The last part's read checked size and mtime; check once more before S3 assembles the object.
@@ -33,9 +46,14 @@ extension S3Uploader {
                     .changed,
                     "the file changed while it was being uploaded (\(change)); the multipart upload was aborted")
             }
-            return (try completeMultipartUpload(target, parts: parts), count)
+            let etag = try completeMultipartUpload(target, parts: parts)
+            forgetUpload()
+            return (etag, count)
         } catch {
+            // Stopped, or the network or server down: the next run resumes it (`S3MultipartResume`).
+            if uploadJournal != nil, Self.keepsUpload(error) { throw Self.noting(error, " (the next run resumes it)") }
             let aborted = abort(url: url, uploadQuery: uploadQuery)
+            forgetUpload()
             guard var failed = error as? ItemFailed else { throw error }
             if let index = failed.failures.indices.first {
                 failed.failures[index].message += aborted
@@ -44,8 +62,8 @@ extension S3Uploader {
         }
     }
 
-    /// CreateMultipartUpload; returns the `uploadId=…` query the other requests of the upload carry.
-    private func createMultipartUpload(url: String, headers: [(String, String)]) throws -> String {
+    /// CreateMultipartUpload; returns the UploadId and the `uploadId=…` query the other requests of the upload carry.
+    private func createMultipartUpload(url: String, headers: [(String, String)]) throws -> (String, String) {
         var createHeaders = headers
         if checksum == .sha256 { createHeaders.append(("x-amz-checksum-algorithm", "SHA256")) }
         let (created, createAttempts) = try send("POST", url + "?uploads", headers: createHeaders, body: .bytes([]))
@@ -57,7 +75,7 @@ extension S3Uploader {
             }
             throw refused("CreateMultipartUpload \(Redaction.url(url))", created, attempts: createAttempts)
         }
-        return "uploadId=" + AWSURI.encode(uploadID)
+        return (uploadID, "uploadId=" + AWSURI.encode(uploadID))
     }
 
     /// Sends every part: `partConcurrency` threads take the parts in order, each reading, hashing and sending its
@@ -110,10 +128,13 @@ extension S3Uploader {
         let number = index + 1
         let slice = Self.partSlice(index, size: target.partSize, path: target.path, status: target.status)
         let sha256 = checksum == .sha256 || payloadSigning == .signed
+        let stored = target.stored[number]
+        let md5 = checksum == .md5 || stored != nil
         let digest =
             try fileHash?.inTurn(index) { feed in
-                try hashSlice(slice, sha256: sha256, md5: checksum == .md5, feed: feed)
-            } ?? hashSlice(slice, sha256: sha256, md5: checksum == .md5)
+                try hashSlice(slice, sha256: sha256, md5: md5, feed: feed)
+            } ?? hashSlice(slice, sha256: sha256, md5: md5)
+        if let kept = keptPart(stored, size: slice.size, digest: digest, progress: progress) { return kept }
         var partHeaders: [(String, String)] = []
         var partChecksum: String?
         switch checksum {
@@ -130,6 +151,7 @@ extension S3Uploader {
         let what = "UploadPart \(number) of \(target.count) for \(Redaction.url(target.url))"
         guard response.status == 200 else { throw refused(what, response, attempts: attempts) }
         let etag = try checkedETag(response, md5: checksum == .md5 ? digest.md5 : nil, what: what)
+        journalPart(number, of: target, etag: etag, checksum: partChecksum, size: slice.size)
         try afterPart?(number)
         return (etag, partChecksum)
     }
@@ -158,7 +180,7 @@ extension S3Uploader {
     }
 
     /// AbortMultipartUpload (S3 frees the stored parts); returns a note for the failure message.
-    private func abort(url: String, uploadQuery: String) -> String {
+    func abort(url: String, uploadQuery: String) -> String {
         do {
             let (response, _) = try send("DELETE", "\(url)?\(uploadQuery)", cancellable: false)
             if response.status == 204 || response.status == 200 || response.status == 404 {

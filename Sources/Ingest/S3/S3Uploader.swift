@@ -48,6 +48,10 @@ struct S3Uploader: Sendable {
     private(set) var timings: FileTimings?
     /// The signing time of each attempt (tests move it).
     var clock: @Sendable () -> Date = { Date() }
+    /// Where a multipart upload is journaled so a later run resumes it (`resuming(_:)`); nil keeps none.
+    var uploadJournal: UploadJournal?
+    /// Parts per ListParts page when an upload is resumed (S3's maximum; tests page with fewer).
+    var listPartsPageSize = 1000
 
     init(
         stage: String, options: S3UploadOptions, network: NetworkOptions, limiter: RateLimiter?,
@@ -121,7 +125,7 @@ struct S3Uploader: Sendable {
         }
         let fileHash = fileSHA256 ? PartOrderedSHA256(parts: partLayout(fileSize: status.size).count) : nil
         let (etag, parts) = try multipartUpload(
-            path: path, status: status, url: url, headers: headers, fileHash: fileHash, progress: progress)
+            path: path, key: key, status: status, url: url, headers: headers, fileHash: fileHash, progress: progress)
         return S3UploadResult(
             bucket: bucket, key: key, etag: etag, size: status.size, parts: parts, location: url,
             contentType: contentType, sha256: fileHash?.sha256Hex)

@@ -32,6 +32,9 @@ public struct StageContext: Sendable {
     public var timings: FileTimings?
     /// The run's journal, where a stage keeps what must survive a killed run (a tus upload's URL); nil without one.
     public var journal: (any JournalStore)?
+    /// Where an upload keeps its transfer (a multipart upload's id and parts) so a later run resumes it; nil without
+    /// a journal, or when a stage is run on its own.
+    public var uploadJournal: UploadJournal?
 
     public init(
         settings: RunSettings, resultName: String? = nil,

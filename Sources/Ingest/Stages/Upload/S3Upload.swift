@@ -58,7 +58,7 @@ struct S3Upload: UploadMethod {
         let wantsHash = cached == nil && UploadStage.hashesWhileSending(item, context: context)
         let total = (try? FileStatus(path: item.artifact, followLinks: true))?.size
         // The journal's SHA-256 comes from the pass that reads the file to hash or send it (see S3UploadDigests).
-        let result = try s3.upload(
+        let result = try s3.resuming(context.uploadJournal).upload(
             path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
             fileSHA256: wantsHash, expected: item.validatedArtifact,
             progress: { context.reportProgress(done: $0, total: total) },

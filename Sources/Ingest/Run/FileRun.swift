@@ -15,6 +15,8 @@ struct FileRunPlan: Sendable {
     let hashesDoneFiles: Bool
     /// True when a journal records the run: stages keep the content hash they read.
     let journaled: Bool
+    /// The run's journal, for a stage that keeps what must survive a killed run (a tus upload's URL).
+    let journal: (any JournalStore)?
 }
 
 /// One file on its way through the stages, once the journal let it through: the item, its journal row (nil without a
@@ -128,7 +130,7 @@ struct FileRun {
         context.logger?[metadataKey: "file"] = .string(entry.path)
         context.logger?[metadataKey: "stage"] = .string(configured.name)
         context.timings = item.timings
-        context.journal = runner.journal
+        context.journal = plan.journal
         let stageBegan = Date()
         var outcome = StageOutcome.proceed
         var failures: [RuleFailure] = []

@@ -90,7 +90,7 @@ final class JournalSession: Sendable {
     }
 
     /// Forgets the roots the journal had no file under: `watch` finishes files there and may see them again.
-    func forgetUnknownRoots() { rootLock.withLock { canonicalRoots = canonicalRoots.filter { $0.value.known } } }
+    func forgetUnknownRoots() { canonicalRoots.withLock { $0 = $0.filter { $0.value.known } } }
 
     /// Asks a shared journal for the file; a local one always says yes.
     func lease(_ entry: InputEntry, root: JournalRoot) -> LeaseAnswer {

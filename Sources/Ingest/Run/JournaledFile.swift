@@ -39,7 +39,7 @@ final class JournaledFile: Sendable {
     /// What the stage at `position` may keep of its own transfer (a multipart upload's parts), once the row exists.
     func uploadJournal(position: Int) -> UploadJournal? {
         guard let id, let parts = store as? any MultipartJournal else { return nil }
-        return UploadJournal(store: parts, fileID: id, position: position, configHash: start.configHash)
+        return UploadJournal(store: parts, fileID: id, position: position, configHash: row.withLock { $0.start.configHash })
     }
 
     /// Journals a network stage as started; the row goes in first, with the uuid and date the stage's templates use.

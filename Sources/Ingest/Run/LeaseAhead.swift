@@ -53,7 +53,8 @@ final class LeaseAhead: Sendable {
         state.batch.removeAll(keepingCapacity: true)
         state.position = 0
         if let first = source() { state.batch.append(first) }
-        let more = ready ?? source
+        // Past the first entry, a blocking source (`watch`) is asked only for what is ready now.
+        func more() -> InputEntry? { if let ready { ready() } else { source() } }
         while !state.batch.isEmpty, state.batch.count < state.size, let entry = more() { state.batch.append(entry) }
         if !state.batch.isEmpty { session.leaseAhead(state.batch) }
     }

@@ -186,7 +186,7 @@ public final class Runner: Sendable {
     var fileRunPlan: FileRunPlan {
         FileRunPlan(
             stages: stages, settings: settings, progress: progress, cancellation: cancellation,
-            workBudget: workBudget, hashesDoneFiles: hashesDoneFiles, journaled: journal != nil)
+            workBudget: workBudget, hashesDoneFiles: hashesDoneFiles, journaled: journal != nil, journal: journal)
     }
 
     /// Stops the run from any thread (a Ctrl-C handler): `run` returns once the files in flight have ended.
@@ -198,7 +198,7 @@ public final class Runner: Sendable {
 
     /// Every file set aside, taken out (`watch` feeds them again itself once due).
     func takeDeferred() -> [(entry: InputEntry, until: Date?)] {
-        deferredLock.withLock {
+        deferred.withLock { deferred in
             defer { deferred.removeAll() }
             return deferred
         }

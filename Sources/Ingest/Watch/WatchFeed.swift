@@ -49,7 +49,7 @@ final class WatchFeed: Sendable {
     private let beforeRetake: @Sendable () -> Void
 
     init(
-        tree: WatchTree, settings: WatchSettings, cancellation: RunCancellation, shard: Shard?, walker: InputWalker,
+        tree: WatchTree, settings: WatchSettings, cancellation: RunCancellation, shard: Shard?, walker: sending InputWalker,
         beforeRetake: @escaping @Sendable () -> Void
     ) {
         self.beforeRetake = beforeRetake

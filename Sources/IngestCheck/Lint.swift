@@ -1,4 +1,8 @@
 import Foundation
+import IngestConfig
+import IngestCore
+import IngestStages
+import IngestTemplates
 
 /// One finding of `ingest lint`: an error (the file will not load), a warning (it loads, but probably does not
 /// do what was meant), or a note (how the file will be read: which encoding rule a URL's template value gets).

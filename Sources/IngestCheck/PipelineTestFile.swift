@@ -1,4 +1,6 @@
 import Foundation
+import IngestConfig
+import IngestCore
 
 /// A pipeline's test file (`pipelines/NAME.test.yml`), as `ingest test` reads it: input fixtures, the answers the
 /// network stages get (stubs: nothing is sent), and what each file's run must give. See the README's `ingest test`.

@@ -1,4 +1,6 @@
 import Foundation
+import IngestConfig
+import IngestCore
 
 extension PipelineTestFile {
     /// A test file rather than a pipeline: named `NAME.test.yml` (`.test.yaml`), as `ingest test` finds them, or a

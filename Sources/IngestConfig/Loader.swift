@@ -1,10 +1,12 @@
 import Foundation
+import IngestCore
+import IngestStages
 internal import Yams
 
 /// A pipeline file as `ConfigNode`s: YAML composed by Yams, positions kept (1-based line and column), and
 /// `${VAR}` interpolated into values. Yams' types stop here, so option decoding never sees them.
-struct ConfigDocument {
-    var root: ConfigNode
+package struct ConfigDocument {
+    package var root: ConfigNode
     /// Interpolation failures (a variable that is not set …). Loading still decodes the rest of the file so the
     /// user sees every problem at once.
     var errors: [PipelineFileError]
@@ -14,13 +16,13 @@ struct ConfigDocument {
     var malformed: [SourceLocation] = []
 }
 
-enum ConfigLoader {
+package enum ConfigLoader {
     /// Nodes one file may expand to. Aliases are expanded, and a few nested ones ("billion laughs") would
     /// otherwise make a tiny file take all memory.
     static let nodeLimit = 100_000
 
     /// Composes and converts the first YAML document; throws `PipelineFileError` for a YAML syntax error.
-    static func compose(yaml: String, source: String, environment: [String: String]) throws -> ConfigDocument {
+    package static func compose(yaml: String, source: String, environment: [String: String]) throws -> ConfigDocument {
         let composed: Node?
         do {
             // The basic resolver: scalars stay text (options decode them), and Yams' default one compiles ICU
@@ -196,17 +198,17 @@ extension Pipeline {
     }
 
     /// What loading found: the pipeline when it decoded, the file's nodes (for lint), and every error in file order.
-    struct DecodedFile {
-        var pipeline: Pipeline?
-        var document: ConfigDocument?
-        var errors: [PipelineFileError]
+    package struct DecodedFile {
+        package var pipeline: Pipeline?
+        package var document: ConfigDocument?
+        package var errors: [PipelineFileError]
         /// Unset variables `lint` went on without (`excuseUnset`): each names the variable, at its scalar.
-        var unsetVariables: [PipelineFileError] = []
+        package var unsetVariables: [PipelineFileError] = []
         /// The file's text, for lint's columns.
-        var yaml = ""
+        package var yaml = ""
     }
 
-    static func decodeFile(
+    package static func decodeFile(
         path: String, environment: [String: String], offline: Bool = false, excuseUnset: Bool = false
     ) -> DecodedFile {
         let yaml: String
@@ -222,7 +224,7 @@ extension Pipeline {
     /// `excuseUnset` is lint's: an unset variable inside any stage's options is set aside (as `offline` does for
     /// network stages) and returned in `unsetVariables`; the stage it stopped from building stays as a stand-in so
     /// the stages keep their places. A variable needed elsewhere (`concurrency: ${N}`) is still an error.
-    static func decodeFile(
+    package static func decodeFile(
         yaml: String, source: String, environment: [String: String], offline: Bool = false, excuseUnset: Bool = false
     ) -> DecodedFile {
         var document: ConfigDocument
@@ -382,7 +384,7 @@ extension ConfigNode {
 extension Array {
     /// File order (line, then column) of errors or lint issues; those without a place come first. Stable for equal
     /// places.
-    func sortedByLocation(_ location: (Element) -> SourceLocation?) -> [Element] {
+    package func sortedByLocation(_ location: (Element) -> SourceLocation?) -> [Element] {
         enumerated().sorted { lhs, rhs in
             let (leftPlace, rightPlace) = (location(lhs.element), location(rhs.element))
             let left = (leftPlace?.line ?? 0, leftPlace?.column ?? 0, lhs.offset)

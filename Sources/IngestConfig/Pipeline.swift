@@ -1,4 +1,7 @@
 import Foundation
+import IngestCore
+import IngestStages
+import IngestTemplates
 
 /// Which files a pipeline takes from the paths it is given.
 public struct InputSpec: Sendable {

@@ -1,10 +1,11 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// Reads a pipeline file's text, saying what is wrong in the user's terms: a folder or FIFO given in its place
 /// (never opened, so a FIFO cannot block the run), or a byte that is not UTF-8 with its offset, line and column.
-enum PipelineFileReader {
-    static func read(path: String) throws(PipelineFileError) -> String {
+package enum PipelineFileReader {
+    package static func read(path: String) throws(PipelineFileError) -> String {
         func failure(_ message: String, at location: SourceLocation? = nil) -> PipelineFileError {
             PipelineFileError(location: location, message: message)
         }

@@ -1,4 +1,7 @@
 import Foundation
+import IngestCore
+import IngestStages
+import IngestTemplates
 
 // The README's pipeline-file reference, written from the same declarations that decode files and build the JSON
 // Schema, so the three cannot drift (a test compares the README with this text).

@@ -1,4 +1,7 @@
 import Foundation
+import IngestCore
+import IngestStages
+import IngestTemplates
 
 // The top level of a pipeline file, declared with the same OptionField DSL as stage options: one declaration
 // drives decoding, the README reference and `ingest schema`.

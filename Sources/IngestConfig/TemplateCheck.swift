@@ -1,19 +1,9 @@
 import Foundation
+import IngestCore
+import IngestStages
+import IngestTemplates
 
-/// A name a template may read (`file`, `probe`, a stage's `as:` name) and its fields: nil when they are only
-/// known at run time (a server's answer), empty when the value has none (`{{sha256}}`).
-public struct TemplateOffer: Sendable, Equatable {
-    public var name: String
-    public var fields: [String]?
-    /// False for names that are only a namespace (`{{file}}` alone has no value).
-    public var wholeValue: Bool
-
-    public init(name: String, fields: [String]?, wholeValue: Bool = true) {
-        self.name = name
-        self.fields = fields
-        self.wholeValue = wholeValue
-    }
-
+extension TemplateOffer {
     /// What every template may read, as `TemplateScope.value` renders it.
     static let builtins: [TemplateOffer] = [
         TemplateOffer(name: "file", fields: ["name", "stem", "ext", "size", "path"], wholeValue: false),
@@ -32,7 +22,7 @@ public struct TemplateOffer: Sendable, Equatable {
 /// Checks every `{{…}}` in a pipeline file's stages against what is offered at that stage: the built-ins, and
 /// what each earlier stage declares (`Stage.templateOffer`, or anything under its `as:` name). One check, used by
 /// load (so `validate` and `run` refuse a typo before any file is read) and so by `lint`.
-enum TemplateCheck {
+package enum TemplateCheck {
     static func errors(root: ConfigNode, yaml: String) -> [PipelineFileError] {
         guard case .mapping(let pairs) = root.kind,
             case .sequence(let items)? = pairs.first(where: { $0.key.scalar == "stages" })?.value.kind
@@ -112,7 +102,7 @@ enum TemplateCheck {
 
     /// Every variable of every template in the node's scalars, placed at its `{{` when the scalar is one line of
     /// the file (else at the scalar).
-    static func variables(in node: ConfigNode, lines: [Substring]) -> [(String, SourceLocation)] {
+    package static func variables(in node: ConfigNode, lines: [Substring]) -> [(String, SourceLocation)] {
         switch node.kind {
         case .scalar(let text, _):
             guard text.contains("{{"), let template = try? Template(text) else { return [] }

@@ -1,3 +1,4 @@
+import IngestMedia
 import IngestNative
 
 extension FuzzEntries {

@@ -1,3 +1,5 @@
+import IngestStages
+
 /// The multipart fuzz entry and the small RFC 7578 reader it checks `MultipartForm` against.
 extension FuzzEntries {
     /// NUL-separated: field name, value, name, value …, then the file name, its type and the file's bytes.

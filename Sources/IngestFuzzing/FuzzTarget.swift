@@ -1,4 +1,9 @@
 import Foundation
+import IngestConfig
+import IngestCore
+import IngestMedia
+import IngestNetwork
+import IngestTemplates
 
 /// The parsers `make fuzz` drives with libFuzzer, one entry each. An entry takes any bytes and must return
 /// normally: a parser's error is a fine answer, a trap (or a broken invariant, checked with `precondition`) is a

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 // What the journal keeps, whichever database keeps it: the runner and the `status` and `report` commands see only
 // these types (through `JournalStore`), never a backend.
@@ -88,6 +89,26 @@ public struct JournalStart: Sendable {
     public var keepStages: Bool
     /// The file's row from an earlier run, if any.
     public var existingID: Int64?
+
+    package init(
+        root: String, relativePath: String, path: String, size: Int64, modified: Int64, inode: UInt64,
+        sha256: String? = nil, pipeline: String, configHash: String, templateValues: JSONObject,
+        dedupeKey: String? = nil, keepStages: Bool, existingID: Int64? = nil
+    ) {
+        self.root = root
+        self.relativePath = relativePath
+        self.path = path
+        self.size = size
+        self.modified = modified
+        self.inode = inode
+        self.sha256 = sha256
+        self.pipeline = pipeline
+        self.configHash = configHash
+        self.templateValues = templateValues
+        self.dedupeKey = dedupeKey
+        self.keepStages = keepStages
+        self.existingID = existingID
+    }
 }
 
 extension JournalRecord {

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// One column of a row as a backend hands it back — SQLite's typed value, PostgreSQL's text (nil for NULL) — so the

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// Where a run keeps track of its files: the SQLite file of one machine (`SQLiteJournal`), or a PostgreSQL database that
 /// workers on several machines share as journal and work queue (`PostgresJournal`). The runner and the `status` and

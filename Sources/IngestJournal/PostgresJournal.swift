@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// The journal in a PostgreSQL database (`--journal postgres://…`): the same records as the SQLite journal, shared

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// The SQLite journal's writes. Those that only save local work are queued and batched; the *barriers* around a

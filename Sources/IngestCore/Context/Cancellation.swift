@@ -39,7 +39,7 @@ public final class RunCancellation: @unchecked Sendable {
     }
 
     /// Runs `observer` when the run is cancelled (at once if it already is).
-    func onCancel(_ observer: @escaping @Sendable () -> Void) {
+    package func onCancel(_ observer: @escaping @Sendable () -> Void) {
         condition.lock()
         if why == nil {
             observers.append(observer)
@@ -51,7 +51,7 @@ public final class RunCancellation: @unchecked Sendable {
     }
 
     /// Keeps `transfer` to cancel with the run; a run already cancelled cancels it at once.
-    func register(_ transfer: HTTPTransfer) {
+    package func register(_ transfer: HTTPTransfer) {
         condition.lock()
         let cancelled = why != nil
         if !cancelled { transfers[ObjectIdentifier(transfer)] = transfer }
@@ -59,14 +59,14 @@ public final class RunCancellation: @unchecked Sendable {
         if cancelled { transfer.cancel() }
     }
 
-    func unregister(_ transfer: HTTPTransfer) {
+    package func unregister(_ transfer: HTTPTransfer) {
         condition.lock()
         transfers[ObjectIdentifier(transfer)] = nil
         condition.unlock()
     }
 
     /// Sleeps up to `seconds`; returns false as soon as the run is cancelled.
-    func sleep(_ seconds: Double) -> Bool {
+    package func sleep(_ seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         condition.lock()
         defer { condition.unlock() }
@@ -79,21 +79,9 @@ public final class RunCancellation: @unchecked Sendable {
 
 extension ItemFailed {
     /// The file was stopped by a cancelled run: reported as failed, journaled as unfinished.
-    static func interrupted(stage: String, reason: String?, during what: String) -> ItemFailed {
+    package static func interrupted(stage: String, reason: String?, during what: String) -> ItemFailed {
         ItemFailed(
             stage: stage, rule: .interrupted,
             message: "interrupted (\(reason ?? "cancelled")) during \(what); the next run repeats it")
-    }
-}
-
-extension Runner {
-    /// Ctrl-C (SIGINT) and SIGTERM cancel this run cleanly; a second signal exits at once with 128 + its number.
-    /// `onSignal` is told the signal's name (`SIGINT`) on a thread of its own, after the run was cancelled.
-    public func cancelOnInterruptSignals(_ onSignal: @escaping @Sendable (String) -> Void = { _ in }) {
-        InterruptSignals.install { [weak self] number in
-            let name = number == SIGINT ? "SIGINT" : number == SIGTERM ? "SIGTERM" : "signal \(number)"
-            self?.cancel(reason: name)
-            onSignal(name)
-        }
     }
 }

@@ -31,11 +31,11 @@ public final class Rehearsal: @unchecked Sendable {
     /// A test: requests answered from `stubs` (a stage without one gets its success status and no body).
     public init(stubs: [String: Stub]) { self.stubs = stubs }
 
-    var isDryRun: Bool { stubs == nil }
+    package var isDryRun: Bool { stubs == nil }
 
     /// A POST form's `fields` rendered in a dry run from an answer never received (`<ticket.upload_fields>`): one
     /// field that names them, so the form still shows; any other value as it is.
-    static func placeholderFields(_ value: JSONValue, item: Item) -> JSONValue {
+    package static func placeholderFields(_ value: JSONValue, item: Item) -> JSONValue {
         if case .string(let text) = value, text.hasPrefix("<"), text.hasSuffix(">") {
             return .object([text: .string("…")])
         }
@@ -99,7 +99,7 @@ public struct RehearsedRequest: Sendable {
 }
 
 /// The rehearsal as one stage of one file sees it: where its requests are recorded and how they are answered.
-struct RehearsalTap {
+package struct RehearsalTap {
     let rehearsal: Rehearsal
     let item: Item
     let stage: String
@@ -108,7 +108,7 @@ struct RehearsalTap {
     let success: Int
 
     /// Records `request` and returns the answer; `notes` say what the request line cannot (an S3 part plan).
-    func answer(_ request: HTTPRequest, notes: [String] = []) -> HTTPResponse {
+    package func answer(_ request: HTTPRequest, notes: [String] = []) -> HTTPResponse {
         rehearsal.record(Self.rendered(request, stage: stage, resultName: resultName, notes: notes), path: item.path)
         if rehearsal.isDryRun, let resultName {
             // The answer's fields are unknown: templates that read them render `<name.field>`.
@@ -168,7 +168,7 @@ func formFields(_ head: [UInt8]) -> [(String, String)] {
 
 extension StageContext {
     /// The tap a network stage asks instead of the network, when the run is a rehearsal.
-    func rehearsal(for item: Item, stage: String, success: Int) -> RehearsalTap? {
+    package func rehearsal(for item: Item, stage: String, success: Int) -> RehearsalTap? {
         settings.rehearsal.map {
             RehearsalTap(rehearsal: $0, item: item, stage: stage, resultName: resultName, success: success)
         }

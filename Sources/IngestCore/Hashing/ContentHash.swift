@@ -18,7 +18,7 @@ extension Item {
 }
 
 /// Streaming SHA-256 of a file: bounded memory for a file of any size.
-enum ContentHash {
+package enum ContentHash {
     static let chunkSize = 256 * 1024
 
     /// Throws `ItemFailed` (rule `unreadable`) naming the file when it cannot be opened or read.
@@ -41,5 +41,5 @@ enum ContentHash {
     }
 
     /// SHA-256 of text (the effective pipeline configuration).
-    static func sha256(text: String) -> String { SHA256.hash(data: Data(text.utf8)).hexString }
+    package static func sha256(text: String) -> String { SHA256.hash(data: Data(text.utf8)).hexString }
 }

@@ -9,8 +9,8 @@ import IngestNative
 /// taken the sender waits for one (back-pressure: memory stays at `slotCount` chunks however big the file).
 /// `.countOnly` hashes nothing (no journal records the hash and no template reads it during the upload; a later
 /// `{{sha256}}` still reads the file on demand).
-final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
-    enum Mode: Sendable { case inline, background, countOnly }
+package final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
+    package enum Mode: Sendable { case inline, background, countOnly }
 
     let mode: Mode
     private let includeSHA256: Bool
@@ -21,7 +21,7 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     /// Bytes handed over since the last restart, on the sender's thread (what `progress` is told).
     private var sent: Int64 = 0
     /// Told the bytes done so far (the live progress display); called on the thread that reads the file.
-    var progress: ((Int64) -> Void)?
+    package var progress: ((Int64) -> Void)?
 
     static let slotCount = 4
     private let queue: DispatchQueue?
@@ -31,7 +31,7 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     private var idle: [[UInt8]] = []
 
     /// `sha256: false` is for a single S3 PUT without a journal: only the MD5 its ETag is checked against.
-    init(sha256: Bool = true, md5: Bool = false, mode: Mode = .inline) {
+    package init(sha256: Bool = true, md5: Bool = false, mode: Mode = .inline) {
         includeSHA256 = sha256
         includeMD5 = md5
         digest = StreamDigest(sha256: sha256, md5: md5)
@@ -39,7 +39,7 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
         queue = mode == .background ? DispatchQueue(label: "ingest-digest") : nil
     }
 
-    func restart() {
+    package func restart() {
         sent = 0
         switch mode {
         case .inline: resetHash()
@@ -48,7 +48,7 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
         }
     }
 
-    func consume(_ bytes: UnsafeRawBufferPointer) {
+    package func consume(_ bytes: UnsafeRawBufferPointer) {
         switch mode {
         case .inline: hash(bytes)
         case .background: hashInBackground(bytes)
@@ -86,14 +86,14 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     private func drain() { queue?.sync {} }
 
     /// Bytes hashed since the last restart (bytes handed over when hashing nothing).
-    var count: Int64 {
+    package var count: Int64 {
         if mode == .countOnly { return sent }
         drain()
         return digest.count
     }
 
     /// The digests of the bytes since the last restart (background mode: once every queued chunk is hashed).
-    func finish() -> StreamDigest.Result {
+    package func finish() -> StreamDigest.Result {
         drain()
         if let finalized { return finalized }
         let result = digest.finalize()
@@ -104,7 +104,7 @@ final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     var sha256Hex: String { finish().sha256Hex }
     var md5Hex: String? { includeMD5 ? finish().md5Hex : nil }
 
-    func store(on item: Item) {
+    package func store(on item: Item) {
         if mode == .countOnly || !includeSHA256 { return }
         item.templateValues["sha256"] = .string(sha256Hex)
         // Streaming the original file hashed it for the journal too.

@@ -4,8 +4,8 @@ import IngestNative
 /// SHA-256 and MD5 of the file being sent, read once in 256 KiB chunks and cached on the item (an upload that
 /// streams the whole file fills the SHA-256 cache too, so a later callback does not read it again). MD5 is only
 /// computed when a template asks for `{{md5}}`: it is the slower of the two and would cap upload throughput.
-enum FileDigests {
-    static func digest(_ name: String, of item: Item, stage: String) throws -> String {
+package enum FileDigests {
+    package static func digest(_ name: String, of item: Item, stage: String) throws -> String {
         if case .string(let cached) = item.templateValues[name] { return cached }
         // The original's hash, already read (a dedupe key) or restored from the journal: one value, one read.
         if name == "sha256", item.artifact == item.path, let known = item.knownSHA256 {

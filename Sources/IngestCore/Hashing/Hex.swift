@@ -1,7 +1,7 @@
 extension Sequence where Element == UInt8 {
     /// Lower-case hex, two digits a byte: how digests are written everywhere (the journal, `{{sha256}}`, S3's
     /// signatures and ETags). The one hex encoder.
-    var hexString: String {
+    package var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(underestimatedCount * 2)

@@ -39,10 +39,10 @@ extension Item {
 
 extension Item {
     /// What `{{artifact.…}}` offers, for the message when a template asks for something else.
-    static let artifactOffers = "artifact offers name, stem, ext, size, path (the file being sent)"
+    package static let artifactOffers = "artifact offers name, stem, ext, size, path (the file being sent)"
 
     /// The template value `{{artifact.<field>}}`; nil for a field it does not offer.
-    func artifactValue(_ field: String) -> JSONValue? {
+    package func artifactValue(_ field: String) -> JSONValue? {
         switch field {
         case "name": return .string(artifactName)
         case "stem": return .string(artifactStem)

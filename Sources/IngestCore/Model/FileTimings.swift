@@ -11,11 +11,11 @@ public final class FileTimings: @unchecked Sendable {
 
     public init() {}
 
-    func stage(_ name: String, seconds: Double) { lock.withLock { stages.append((name, seconds)) } }
+    package func stage(_ name: String, seconds: Double) { lock.withLock { stages.append((name, seconds)) } }
 
     /// One request's end: its method, redacted URL, attempts made, the last status (nil after an error) and the
     /// redirects the last attempt met (`RedirectHop.json`), so the report names every origin the data went to.
-    func request(
+    package func request(
         stage: String, method: String, url: String, attempts: Int, status: Int?, redirects: [JSONValue] = []
     ) {
         var object: JSONObject = [
@@ -34,7 +34,7 @@ public final class FileTimings: @unchecked Sendable {
     public var json: JSONValue {
         lock.withLock {
             var object: JSONObject = [
-                "started": .string(RunLogHandler.timestamp(started)), "seconds": .double(Self.rounded(seconds)),
+                "started": .string(Timestamp.string(started)), "seconds": .double(Self.rounded(seconds)),
                 "stages": .array(
                     stages.map { .object(["stage": .string($0.name), "seconds": .double(Self.rounded($0.seconds))]) }),
             ]

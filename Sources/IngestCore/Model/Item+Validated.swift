@@ -8,11 +8,11 @@ import IngestNative
 /// with rule `changed`, and nothing the run made of it is kept as done.
 extension Item {
     /// The original as validated when `artifact` is it; nil for a transcoded file (the run made it itself).
-    var validatedArtifact: FileStatus? { artifact == path ? validated : nil }
+    package var validatedArtifact: FileStatus? { artifact == path ? validated : nil }
 
     /// The file slice an upload sends: the original as validated (the body reader refuses a file that is no longer
     /// it), or the artifact as it is now.
-    func sendableSlice() throws(SystemError) -> HTTPBody.FileSlice {
+    package func sendableSlice() throws(SystemError) -> HTTPBody.FileSlice {
         if let validatedArtifact { return HTTPBody.FileSlice(path: path, status: validatedArtifact) }
         return HTTPBody.FileSlice(path: artifact, status: try FileStatus(path: artifact, followLinks: true))
     }
@@ -20,7 +20,7 @@ extension Item {
     /// A `changed` failure of `stage` when the file at `path` is no longer the one validated (`found` says when:
     /// "before stage upload"); nil when it is, or when it cannot be looked at (gone: the stage that reads it says
     /// `unreadable`). The hash taken of it is dropped so the journal keeps none of it.
-    func changedFailure(stage: String, found: String) -> RuleFailure? {
+    package func changedFailure(stage: String, found: String) -> RuleFailure? {
         guard let validated, let now = try? FileStatus(path: path, followLinks: true),
             let change = now.change(since: validated)
         else { return nil }

@@ -96,12 +96,12 @@ public final class Item: @unchecked Sendable {
     public var knownSHA256: String?
     /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
     /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
-    var validated: FileStatus?
+    package var validated: FileStatus?
     /// When the file started, its stages' seconds and its requests' attempts (for the reports).
     public let timings = FileTimings()
     /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
     /// asks for a fresh ticket through this.
-    var rerun: [String: () throws -> StageOutcome] = [:]
+    package var rerun: [String: () throws -> StageOutcome] = [:]
 
     public init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {
         self.path = path
@@ -121,7 +121,7 @@ public final class Item: @unchecked Sendable {
 extension Item {
     /// Adds a line to the fact `notes` (a list), which reports print with the file: a passed file that needs a word
     /// of explanation (its call was already done, its object already stored).
-    func addNote(_ note: String) {
+    package func addNote(_ note: String) {
         var notes: [JSONValue] = []
         if case .array(let existing)? = facts["notes"] { notes = existing }
         notes.append(.string(note))

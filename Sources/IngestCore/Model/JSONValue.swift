@@ -105,13 +105,13 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// Shortest text that reads back as the same double; integral values print without a fraction.
-    static func format(_ d: Double) -> String {
+    package static func format(_ d: Double) -> String {
         guard d.isFinite else { return "null" }
         if d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }
         return "\(d)"
     }
 
-    static func writeString(_ s: String, to out: inout String) {
+    package static func writeString(_ s: String, to out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

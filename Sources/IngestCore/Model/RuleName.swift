@@ -95,7 +95,7 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
 
 extension RuleName {
     /// A failed transcode's rule: the FFmpeg layer's kinds are these rules by name.
-    init(_ kind: TranscodeError.Kind) {
+    package init(_ kind: TranscodeError.Kind) {
         switch kind {
         case .unsupported: self = .unsupported
         case .corrupt: self = .corrupt

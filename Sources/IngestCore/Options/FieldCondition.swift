@@ -41,7 +41,7 @@ public struct FieldCondition: OptionValue, Sendable, Equatable, CustomStringConv
         ]
     }
 
-    func holds(for answer: JSONValue) -> Bool {
+    package func holds(for answer: JSONValue) -> Bool {
         entries.allSatisfy { entry in
             guard let value = answer.lookup(entry.path)?.stringValue else { return false }
             return entry.values.contains(value)
@@ -49,7 +49,7 @@ public struct FieldCondition: OptionValue, Sendable, Equatable, CustomStringConv
     }
 
     /// The answer's values of the fields named (`processing`; `status processing, stage 2` for several).
-    func describe(_ answer: JSONValue) -> String {
+    package func describe(_ answer: JSONValue) -> String {
         let values = entries.map { answer.lookup($0.path).map { $0.stringValue ?? $0.serialized() } ?? "(none)" }
         if values.count == 1 { return values[0] }
         return zip(entries, values).map { "\($0.path.split(separator: ".").last ?? "") \($1)" }.joined(

@@ -2,14 +2,14 @@
 /// `${VAR}`, `${VAR:-default}` (unset or empty), `${VAR-default}` (unset only), `${VAR:?message}` /
 /// `${VAR?message}` (required), and `$$` for a literal `$`. A `$` followed by anything else stays as written, and
 /// `{{ }}` templates are left alone: they are filled per file by later stages, not at load time.
-enum Interpolation {
-    enum Failure: Error, Equatable {
+package enum Interpolation {
+    package enum Failure: Error, Equatable {
         /// `${NAME}` with no default, and NAME is not set.
         case missing(name: String, message: String?)
         /// `${` that is not closed, or a name that is not an identifier.
         case malformed(String)
 
-        var message: String {
+        package var message: String {
             switch self {
             case .missing(let name, let message):
                 return "environment variable '\(name)' is not set" + (message.map { ": \($0)" } ?? "")
@@ -20,7 +20,7 @@ enum Interpolation {
     }
 
     /// The text with every reference replaced from `environment`.
-    static func expand(_ text: String, environment: [String: String]) throws -> String {
+    package static func expand(_ text: String, environment: [String: String]) throws -> String {
         guard text.contains("$") else { return text }
         let scalars = Array(text.unicodeScalars)
         var output = String.UnicodeScalarView()

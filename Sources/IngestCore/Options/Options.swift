@@ -67,7 +67,7 @@ public struct OptionField<Root> {
     /// How the default reads in the docs (`"200"`, `"number of cores"`); nil when there is none.
     public let defaultText: String?
     public let valueSchema: JSONValue
-    let assign: (inout Root, ConfigNode) throws -> Void
+    package let assign: (inout Root, ConfigNode) throws -> Void
 
     init(
         name: String, doc: String, required: Bool, defaultText: String?, valueSchema: JSONValue,

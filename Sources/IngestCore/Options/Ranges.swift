@@ -117,7 +117,7 @@ extension ConfigNode {
     static let echoLimit = 200
 
     /// `text` quoted, cut at `echoLimit` characters with its full length said.
-    static func echo(_ text: String) -> String {
+    package static func echo(_ text: String) -> String {
         guard text.count > echoLimit else { return "'\(text)'" }
         return "'\(text.prefix(echoLimit))…' (\(text.count) characters)"
     }
@@ -155,28 +155,4 @@ extension Percentage: Comparable, RangedOptionValue {
     public static var defaultRange: ClosedRange<Percentage> { Percentage(fraction: 0)...Percentage(fraction: 1) }
     public var rangeText: String { description }
     public static func jsonSchema(in range: ClosedRange<Percentage>) -> JSONValue { jsonSchema }
-}
-
-/// Bit rates: up to 10 Gbit/s, which `BitRate.parse` already holds to.
-extension BitRate: RangedOptionValue {
-    public static var defaultRange: ClosedRange<BitRate> {
-        BitRate(bitsPerSecond: 1)...BitRate(bitsPerSecond: 9_999_999_999)
-    }
-    public var rangeText: String { description }
-    public static func jsonSchema(in range: ClosedRange<BitRate>) -> JSONValue { jsonSchema }
-}
-
-/// Rates compare by requests per second; from 1 a day to 1,000,000 a second.
-extension Rate: Comparable, RangedOptionValue {
-    public static func < (lhs: Rate, rhs: Rate) -> Bool {
-        Double(lhs.count) / lhs.window < Double(rhs.count) / rhs.window
-    }
-    public static var defaultRange: ClosedRange<Rate> {
-        Rate(count: 1, window: 86400)...Rate(count: countRange.upperBound, window: 1)
-    }
-    public var rangeText: String {
-        let unit = [1: "s", 60: "min", 3600: "hour", 86400: "day"][Int(window)] ?? "\(JSONValue.format(window))s"
-        return "\(count)/\(unit)"
-    }
-    public static func jsonSchema(in range: ClosedRange<Rate>) -> JSONValue { jsonSchema }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// ISO 6709 point strings as phones write them into QuickTime/MP4 metadata
 /// (`com.apple.quicktime.location.ISO6709`, `©xyz`, Android's `location`):

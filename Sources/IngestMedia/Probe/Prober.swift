@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// Probes one file in-process: the magic bytes pick the reader, and only single-file formats reach a library.
@@ -53,7 +54,7 @@ public enum Prober {
 
     // MARK: - Timed media (libavformat)
 
-    static func demuxer(for content: ContentKind) -> Demuxer? {
+    package static func demuxer(for content: ContentKind) -> Demuxer? {
         switch content {
         case .quicktime, .mp4, .m4a: .mov
         case .matroska, .webm: .matroska
@@ -108,7 +109,7 @@ public enum Prober {
         return result
     }
 
-    static func probeError(_ error: MediaInputError, timeout: Double) -> ProbeError {
+    package static func probeError(_ error: MediaInputError, timeout: Double) -> ProbeError {
         if error.timedOut {
             return ProbeError(rule: .timeout, message: "probe did not finish within \(timeout)s (\(error.error.call))")
         }
@@ -122,7 +123,7 @@ public enum Prober {
         return ProbeError(rule: .corrupt, message: "FFmpeg cannot read the file: \(error)")
     }
 
-    static func streamInfo(_ stream: MediaStreamInfo) -> StreamInfo {
+    package static func streamInfo(_ stream: MediaStreamInfo) -> StreamInfo {
         var info = StreamInfo(index: stream.index, codecType: stream.codecType)
         info.codecName = stream.codecName
         info.profile = stream.profile
@@ -140,7 +141,7 @@ public enum Prober {
     }
 
     /// The first parsable ISO 6709 location among the usual keys (exact, then case-insensitive).
-    static func location(in metadata: [String: String]) -> GeoLocation? {
+    package static func location(in metadata: [String: String]) -> GeoLocation? {
         for key in locationKeys {
             let value = metadata[key] ?? metadata.first { $0.key.lowercased() == key.lowercased() }?.value
             if let value, let location = ISO6709.parse(value) { return location }

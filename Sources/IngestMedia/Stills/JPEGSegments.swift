@@ -1,25 +1,25 @@
 /// The metadata segments of a JPEG, found by walking its markers up to the first SOS (pure byte parsing: TurboJPEG
 /// 2.1 has no API for APPn segments). The `jpeg` stage reads EXIF, XMP, IPTC, ICC and comments here and writes the
 /// ones its `metadata` policy keeps into the new file.
-struct JPEGSegments: Sendable {
+package struct JPEGSegments: Sendable {
     /// The `Exif\0\0` APP1 payload (TIFF header onwards follows the 6-byte identifier), if any.
-    var exif: [UInt8]?
+    package var exif: [UInt8]?
     /// Whole XMP APP1 segments (standard and extended), marker and length included.
-    var xmp: [[UInt8]] = []
+    package var xmp: [[UInt8]] = []
     /// The Photoshop IRB APP13 segment that carries IPTC, marker and length included.
-    var iptc: [[UInt8]] = []
+    package var iptc: [[UInt8]] = []
     /// The ICC profile reassembled from its `ICC_PROFILE` APP2 chunks (in sequence order).
-    var iccProfile: [UInt8]?
+    package var iccProfile: [UInt8]?
     /// COM segments, marker and length included.
-    var comments: [[UInt8]] = []
+    package var comments: [[UInt8]] = []
     /// The JFIF APP0 segment (density, version), if any.
-    var jfif: [UInt8]?
+    package var jfif: [UInt8]?
     /// Frame size from the SOFn marker: read before TurboJPEG so a bomb is refused from the header alone.
-    var frameWidth: Int?
-    var frameHeight: Int?
+    package var frameWidth: Int?
+    package var frameHeight: Int?
     /// Byte offset where the entropy-coded part starts (the first DQT/DHT/SOF… after the APPn block is kept with it):
     /// everything from the first non-metadata segment on, used to rewrite metadata losslessly.
-    var bodyStart: Int
+    package var bodyStart: Int
 
     static let exifIdentifier: [UInt8] = Array("Exif".utf8) + [0, 0]
     static let xmpIdentifier: [UInt8] = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
@@ -27,14 +27,14 @@ struct JPEGSegments: Sendable {
     static let iccIdentifier: [UInt8] = Array("ICC_PROFILE".utf8) + [0]
     static let photoshopIdentifier: [UInt8] = Array("Photoshop 3.0".utf8) + [0]
 
-    enum ParseError: Error, Equatable {
+    package enum ParseError: Error, Equatable {
         case notJPEG
         case truncated(at: Int)
         case badMarker(at: Int)
     }
 
     /// Walks the markers from SOI to SOS. Throws when the structure before the image data is broken.
-    static func parse(_ bytes: [UInt8]) throws -> JPEGSegments {
+    package static func parse(_ bytes: [UInt8]) throws -> JPEGSegments {
         guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { throw ParseError.notJPEG }
         var result = JPEGSegments(bodyStart: 2)
         var iccChunks: [(sequence: UInt8, data: ArraySlice<UInt8>)] = []
@@ -102,7 +102,7 @@ struct JPEGSegments: Sendable {
 
     /// The body of `bytes` with every APPn and COM segment before it removed: `SOI` + the rest from `bodyStart`,
     /// minus metadata segments that appear after the first table (rare, but XMP after DQT exists in the wild).
-    static func strippedBody(_ bytes: [UInt8], bodyStart: Int) -> [UInt8] {
+    package static func strippedBody(_ bytes: [UInt8], bodyStart: Int) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var position = bodyStart
@@ -120,7 +120,7 @@ struct JPEGSegments: Sendable {
     }
 
     /// An APPn segment (`FF En`, length, payload); nil when the payload does not fit the 16-bit length.
-    static func segment(marker: UInt8, payload: [UInt8]) -> [UInt8]? {
+    package static func segment(marker: UInt8, payload: [UInt8]) -> [UInt8]? {
         let length = payload.count + 2
         guard length <= 0xFFFF else { return nil }
         return [0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
@@ -128,7 +128,7 @@ struct JPEGSegments: Sendable {
 
     /// An ICC profile as `ICC_PROFILE` APP2 segments (ICC.1 Annex B: at most 65519 profile bytes each, numbered
     /// from 1); nil for a profile over 255 chunks.
-    static func iccSegments(_ profile: [UInt8]) -> [[UInt8]]? {
+    package static func iccSegments(_ profile: [UInt8]) -> [[UInt8]]? {
         let chunkSize = 65519
         let count = (profile.count + chunkSize - 1) / chunkSize
         guard count > 0, count <= 255 else { return nil }
@@ -140,7 +140,7 @@ struct JPEGSegments: Sendable {
 
     /// `encoded` (a JPEG TurboJPEG wrote: SOI, JFIF APP0, tables …) with `segments` inserted after SOI and its JFIF
     /// APP0, as chunks for a write that copies nothing twice.
-    static func inserting(_ segments: [[UInt8]], into encoded: [UInt8]) -> [[UInt8]] {
+    package static func inserting(_ segments: [[UInt8]], into encoded: [UInt8]) -> [[UInt8]] {
         guard !segments.isEmpty, encoded.count >= 4 else { return [encoded] }
         var split = 2
         if encoded[2] == 0xFF, encoded[3] == 0xE0, encoded.count >= 6 {

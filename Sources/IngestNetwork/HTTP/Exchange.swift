@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 import Logging
 
@@ -7,7 +8,7 @@ import Logging
 /// byte 0, built anew by the caller (a SigV4 signature is made per attempt: a retry after a long `Retry-After` must
 /// not carry a stale date). Returns the last response whatever its status (the stage decides what it means).
 /// A cancelled run cancels the transfer in flight and ends waits at once; the file fails as interrupted.
-struct Exchange {
+package struct Exchange {
     let stage: String
     let options: NetworkOptions
     let limiter: RateLimiter?
@@ -15,23 +16,38 @@ struct Exchange {
     /// Asked before a retry whose previous attempt may have reached the server and lost its answer (the connection
     /// broke or timed out after it was made): true when the call is known to be done, and the exchange then ends by
     /// throwing `CallSettled` instead of repeating it. Throws to fail the file when that cannot be known.
-    var inDoubt: (() throws -> Bool)? = nil
+    package var inDoubt: (() throws -> Bool)? = nil
     /// Set in a rehearsal (`--dry-run`, `ingest test`): the request is built once and answered by it, unsent.
-    var rehearsal: RehearsalTap? = nil
+    package var rehearsal: RehearsalTap? = nil
     /// Where `-v` events about each attempt go (see `logAttempt`); nil logs nothing.
     var logger: Logger? = nil
     /// Where each request's attempt count goes for the report; nil records nothing.
     var timings: FileTimings? = nil
 
-    /// Thrown by `send` when `inDoubt` settled that an earlier attempt was done.
-    struct CallSettled: Error {}
-
-    struct Outcome {
-        var response: HTTPResponse
-        var attempts: Int
+    package init(
+        stage: String, options: NetworkOptions, limiter: RateLimiter?, cancellation: RunCancellation? = nil,
+        inDoubt: (() throws -> Bool)? = nil, rehearsal: RehearsalTap? = nil, logger: Logger? = nil,
+        timings: FileTimings? = nil
+    ) {
+        self.stage = stage
+        self.options = options
+        self.limiter = limiter
+        self.cancellation = cancellation
+        self.inDoubt = inDoubt
+        self.rehearsal = rehearsal
+        self.logger = logger
+        self.timings = timings
     }
 
-    func send(_ request: HTTPRequest, observer: HTTPBodyObserver? = nil) throws -> Outcome {
+    /// Thrown by `send` when `inDoubt` settled that an earlier attempt was done.
+    package struct CallSettled: Error {}
+
+    package struct Outcome {
+        package var response: HTTPResponse
+        package var attempts: Int
+    }
+
+    package func send(_ request: HTTPRequest, observer: HTTPBodyObserver? = nil) throws -> Outcome {
         try send(observer: observer) { _ in request }
     }
 

@@ -1,10 +1,11 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// Firestore's REST value format (`{"stringValue": "x"}`, `{"integerValue": "0"}`, `mapValue`, `arrayValue` …),
 /// written from and read back into plain JSON, so a pipeline writes `status: queued` and reads
 /// `{{job.fields.status}}` instead of spelling out the types.
-enum Firestore {
+package enum Firestore {
     /// A plain value in Firestore's typed form: strings, whole numbers (as the decimal text Firestore wants for
     /// int64), doubles, booleans, null, arrays and maps.
     static func typed(_ value: JSONValue) -> JSONValue {
@@ -19,7 +20,7 @@ enum Firestore {
         }
     }
 
-    static func typedFields(_ object: JSONObject) -> JSONObject {
+    package static func typedFields(_ object: JSONObject) -> JSONObject {
         var fields = JSONObject()
         for (key, value) in object.pairs { fields[key] = typed(value) }
         return fields
@@ -54,7 +55,7 @@ enum Firestore {
 
     /// A Firestore document (`{name, fields, createTime, updateTime}`) with plain fields and its `id` (the last
     /// segment of its name); nil when `value` is not a document.
-    static func plainDocument(_ value: JSONValue) -> JSONValue? {
+    package static func plainDocument(_ value: JSONValue) -> JSONValue? {
         guard case .object(let object) = value, case .string(let name)? = object["name"] else { return nil }
         var document: JSONObject = [
             "name": .string(name), "id": .string(String(name.split(separator: "/").last ?? "")),
@@ -66,7 +67,7 @@ enum Firestore {
 
     /// The database part of a `…/v1/projects/P/databases/D/documents:commit` URL
     /// (`projects/P/databases/D/documents`), which a document's full name starts with; nil for any other URL.
-    static func documentsRoot(ofCommitURL url: String) -> String? {
+    package static func documentsRoot(ofCommitURL url: String) -> String? {
         let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
         guard path.hasSuffix("/documents:commit"), let v1 = path.range(of: "/v1/projects/") else { return nil }
         let root = path[path.index(v1.lowerBound, offsetBy: 4)..<path.index(path.endIndex, offsetBy: -7)]
@@ -76,14 +77,14 @@ enum Firestore {
     /// True when a commit's answer is Firestore's "already exists" for the document named `name` (409
     /// `ALREADY_EXISTS`, "Document already exists: projects/…/documents/jobs/ID"). Firestore also answers 409 for an
     /// aborted commit (`ABORTED`), which is not this.
-    static func alreadyExists(_ response: HTTPResponse, name: String) -> Bool {
+    package static func alreadyExists(_ response: HTTPResponse, name: String) -> Bool {
         guard response.status == 409, let answer = try? JSONValue.parse(response.body) else { return false }
         return answer.lookup("error.status")?.stringValue == "ALREADY_EXISTS"
             && (answer.lookup("error.message")?.stringValue ?? "").hasSuffix(name)
     }
 
     /// What a refused Firestore call adds to its message: for 401, that the token was refused.
-    static func hint(status: Int) -> String {
+    package static func hint(status: Int) -> String {
         status == 401
             ? " (the ID token was refused: a Firebase ID token expires an hour after it is issued; put a fresh "
                 + "one in the variable the pipeline reads and run again: finished files are skipped)"

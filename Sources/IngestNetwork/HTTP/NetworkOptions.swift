@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 public enum HTTPVersionOption: String, OptionEnum, Sendable {
@@ -25,7 +26,7 @@ public struct NetworkOptions: Sendable {
     public var timeout: DurationValue?
     public init() {}
 
-    static func fields<Root>(_ path: WritableKeyPath<Root, NetworkOptions>) -> [OptionField<Root>] {
+    package static func fields<Root>(_ path: WritableKeyPath<Root, NetworkOptions>) -> [OptionField<Root>] {
         [
             OptionField(
                 "max_attempts", path.appending(path: \.maxAttempts), range: 1...100,
@@ -79,12 +80,12 @@ public struct NetworkOptions: Sendable {
         ]
     }
 
-    func validate(at node: ConfigNode) throws {
+    package func validate(at node: ConfigNode) throws {
         if maxAttempts < 1 { throw node.error("max_attempts must be at least 1, found \(maxAttempts)") }
         if lowSpeedTime.seconds < 1 { throw node.error("stall_timeout must be at least 1s") }
     }
 
-    func apply(to request: inout HTTPRequest) {
+    package func apply(to request: inout HTTPRequest) {
         request.allowInsecureHTTP = allowHTTP
         request.caBundle = caBundle
         request.version = httpVersion == .v2 ? .http2 : .http1_1

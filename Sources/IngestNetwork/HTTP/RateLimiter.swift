@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// `10/hour`, `2/s`, `100/min`, `500/day`: at most that many requests start per window.
 public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
@@ -42,12 +43,12 @@ public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
 
 /// Client-side rate limit shared by every worker running one stage: a request that would exceed it waits for
 /// a free slot (the file is queued, not failed), as the seed backends' 10/hour limits require.
-final class RateLimiter: @unchecked Sendable {
+package final class RateLimiter: @unchecked Sendable {
     let rate: Rate
     private let condition = NSCondition()
     private var starts: [Date] = []
 
-    init(rate: Rate) { self.rate = rate }
+    package init(rate: Rate) { self.rate = rate }
 
     /// Waits for a slot; false when `cancellation` stops the run first (a 10/hour wait must not outlive Ctrl-C).
     @discardableResult
@@ -68,4 +69,19 @@ final class RateLimiter: @unchecked Sendable {
             _ = condition.wait(until: now.addingTimeInterval(slice))
         }
     }
+}
+
+/// Rates compare by requests per second; from 1 a day to 1,000,000 a second.
+extension Rate: Comparable, RangedOptionValue {
+    public static func < (lhs: Rate, rhs: Rate) -> Bool {
+        Double(lhs.count) / lhs.window < Double(rhs.count) / rhs.window
+    }
+    public static var defaultRange: ClosedRange<Rate> {
+        Rate(count: 1, window: 86400)...Rate(count: countRange.upperBound, window: 1)
+    }
+    public var rangeText: String {
+        let unit = [1: "s", 60: "min", 3600: "hour", 86400: "day"][Int(window)] ?? "\(JSONValue.format(window))s"
+        return "\(count)/\(unit)"
+    }
+    public static func jsonSchema(in range: ClosedRange<Rate>) -> JSONValue { jsonSchema }
 }

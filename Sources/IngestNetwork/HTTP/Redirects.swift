@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// `follow_redirects`: what a network stage does with a 301, 302, 303, 307 or 308. libcurl never follows on its own

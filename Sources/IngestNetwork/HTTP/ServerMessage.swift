@@ -1,10 +1,11 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// What a server said in an error body, short: S3's `Code: Message`, a JSON `detail`/`message`/`error`, or the
 /// start of the text; secrets redacted.
-enum ServerMessage {
-    static func of(_ response: HTTPResponse) -> String? {
+package enum ServerMessage {
+    package static func of(_ response: HTTPResponse) -> String? {
         let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return nil }
         if text.contains("<Error>") || text.hasPrefix("<?xml") {
@@ -26,7 +27,7 @@ enum ServerMessage {
     }
 
     /// "403 Forbidden" style reason phrases for the statuses a user meets.
-    static func statusLine(_ status: Int) -> String {
+    package static func statusLine(_ status: Int) -> String {
         let phrases = [
             400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
             408: "Request Timeout", 409: "Conflict", 411: "Length Required", 412: "Precondition Failed",

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// An AWS access key pair (and session token for temporary credentials). `description`, `debugDescription` and the
 /// mirror all hide the secret and the token, so printing, interpolating or `dump`-ing credentials never leaks them.

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// An `s3` upload counts as stored only on the store's word: a 200 must carry the ETag of what was stored, and where

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// Everything that can go wrong while signing S3/AWS requests or building and reading POST policies. Closed on
 /// purpose (as swift-crypto's error enums are): each case carries what is needed to say what is wrong and how to

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// S3 multipart upload: CreateMultipartUpload → UploadPart × n (`partConcurrency` at once) →

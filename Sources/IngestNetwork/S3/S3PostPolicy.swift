@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// An S3 POST policy: when the form expires and the conditions every form field and the file must meet.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// `s3://BUCKET/KEY`. The key is kept exactly as written (S3 keys are not paths: `a//b` and `a/./b` are distinct).
 public struct S3Location: Sendable, Equatable, CustomStringConvertible {

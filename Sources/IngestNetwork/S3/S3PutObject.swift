@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// An `s3` upload of a file up to the multipart threshold: one signed PUT.

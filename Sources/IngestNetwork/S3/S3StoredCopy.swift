@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IngestCore
 import IngestNative
 import Logging
 
@@ -11,7 +12,7 @@ extension S3Uploader {
     /// a single PUT, or S3's MD5 of the parts' MD5s, "-" and the part count, for a multipart upload (the file is
     /// read once to compute it, which costs far less than sending it). Anything else (no object, another size or
     /// ETag, an encrypted object whose ETag is no MD5, a failed HEAD) is no proof: nil, and the file is uploaded.
-    func storedCopy(
+    package func storedCopy(
         path: String, key: String, contentType: String, cancellation: RunCancellation? = nil, logger: Logger? = nil,
         timings: FileTimings? = nil
     ) -> S3UploadResult? {

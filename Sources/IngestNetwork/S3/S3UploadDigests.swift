@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IngestCore
 import IngestNative
 
 /// The digests of an `s3` upload, each computed in the one pass that reads the bytes to hash them (issue 13): a part's

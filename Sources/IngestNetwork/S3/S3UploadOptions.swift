@@ -1,5 +1,7 @@
 import Foundation
+import IngestCore
 import IngestNative
+import IngestTemplates
 
 /// How an `s3` upload's body is signed.
 public enum S3PayloadSigning: String, OptionEnum, Sendable {
@@ -39,7 +41,7 @@ public struct S3UploadOptions: Sendable {
     static let maximumPartSize: Int64 = 5 << 30
     static let maximumParts: Int64 = 10_000
 
-    static func fields<Root>(_ path: WritableKeyPath<Root, S3UploadOptions>) -> [OptionField<Root>] {
+    package static func fields<Root>(_ path: WritableKeyPath<Root, S3UploadOptions>) -> [OptionField<Root>] {
         [
             OptionField("bucket", path.appending(path: \.bucket), doc: "s3: the bucket to upload into."),
             OptionField(
@@ -97,7 +99,7 @@ public struct S3UploadOptions: Sendable {
     }
 
     /// The options that only `method: s3` reads (named in the error when another method has them).
-    var givenNames: [String] {
+    package var givenNames: [String] {
         var names: [String] = []
         if bucket != nil { names.append("bucket") }
         if endpoint != nil { names.append("endpoint") }
@@ -110,7 +112,7 @@ public struct S3UploadOptions: Sendable {
         return names
     }
 
-    func validate(at node: ConfigNode) throws {
+    package func validate(at node: ConfigNode) throws {
         guard let bucket else { throw node.error("method s3 needs 'bucket'") }
         do {
             _ = try S3Location(parsing: "s3://\(bucket)/")
@@ -179,7 +181,9 @@ public struct S3UploadOptions: Sendable {
 }
 
 /// A configuration problem found when the stage is built (the pipeline fails to load, nothing is uploaded).
-struct S3UploadConfigurationError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+package struct S3UploadConfigurationError: Error, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
+
+    package init(message: String) { self.message = message }
 }

@@ -1,10 +1,11 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// The requests an `s3` upload would make, for a rehearsal (`--dry-run`, `ingest test`): rendered and
 /// signed as for real, handed to the rehearsal with the key and part plan, and never sent.
 extension S3Uploader {
-    func rehearse(path: String, key: String, headers: [(String, String)], contentType: String, tap: RehearsalTap)
+    package func rehearse(path: String, key: String, headers: [(String, String)], contentType: String, tap: RehearsalTap)
         throws -> S3UploadResult
     {
         let status: FileStatus

@@ -1,10 +1,11 @@
 import Foundation
+import IngestCore
 import IngestNative
 import Logging
 
 /// What one `s3` upload produced (the stage's `as:` result).
-struct S3UploadResult: Sendable {
-    var bucket: String
+package struct S3UploadResult: Sendable {
+    package var bucket: String
     var key: String
     var etag: String
     var size: Int64
@@ -13,9 +14,9 @@ struct S3UploadResult: Sendable {
     var location: String
     var contentType: String
     /// The whole file's SHA-256 when the upload computed it on its way (`fileSHA256`), for the journal.
-    var sha256: String? = nil
+    package var sha256: String? = nil
 
-    var json: JSONValue {
+    package var json: JSONValue {
         [
             "bucket": .string(bucket), "key": .string(key), "etag": .string(etag), "size": .int(size),
             "parts": .int(Int64(parts)), "location": .string(location), "content_type": .string(contentType),
@@ -26,7 +27,7 @@ struct S3UploadResult: Sendable {
 /// Uploads files into one bucket with SigV4-signed requests: one PUT up to the threshold, S3 multipart upload above
 /// it (every part streamed from disk as a slice of the file, never held in memory, each with its own checksum and
 /// signed SHA-256; retried alone by `Exchange`); a failed multipart upload is aborted so no parts stay behind.
-struct S3Uploader: Sendable {
+package struct S3Uploader: Sendable {
     let stage: String
     let signer: SigV4Signer
     let endpoint: S3Endpoint
@@ -49,7 +50,7 @@ struct S3Uploader: Sendable {
     /// The signing time of each attempt (tests move it).
     var clock: @Sendable () -> Date = { Date() }
 
-    init(
+    package init(
         stage: String, options: S3UploadOptions, network: NetworkOptions, limiter: RateLimiter?,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws {
@@ -75,7 +76,7 @@ struct S3Uploader: Sendable {
     /// CreateMultipartUpload. `cachedSHA256` is the file's hash when an earlier stage already computed it;
     /// `fileSHA256` asks for it in the result (the journal's), computed in the pass that reads the file to hash or
     /// send it, never by a read of its own.
-    func upload(
+    package func upload(
         path: String, key: String, headers: [(String, String)], contentType: String, cachedSHA256: String? = nil,
         fileSHA256: Bool = false, expected: FileStatus? = nil, progress: ((Int64) -> Void)? = nil,
         cancellation: RunCancellation? = nil, logger: Logger? = nil, timings: FileTimings? = nil

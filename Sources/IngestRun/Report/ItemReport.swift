@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// What happened to one input file: the report formats print these.
 public struct ItemReport: Sendable {
@@ -42,17 +43,5 @@ public struct ItemReport: Sendable {
         object["facts"] = .object(facts)
         if let timings { object["timings"] = timings }
         return .object(object)
-    }
-}
-
-extension ItemReport {
-    /// The report of `entry`, under the path and relative path the walker gave it.
-    init(
-        _ entry: InputEntry, status: ItemStatus, failures: [RuleFailure] = [], skipReason: String? = nil,
-        facts: JSONObject = JSONObject()
-    ) {
-        self.init(
-            path: entry.path, relativePath: entry.relativePath, status: status, failures: failures,
-            skipReason: skipReason, facts: facts)
     }
 }

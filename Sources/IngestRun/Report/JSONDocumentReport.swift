@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// `--report x.json`: one JSON document, `{"pipeline": …, "files": [ …one object per file, as in JSON Lines… ],
 /// "summary": {"passed", "failed", "skipped", "total"}}`, for tools that read a whole file with one parse (`jq .`,

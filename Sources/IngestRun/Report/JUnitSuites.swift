@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// One `<testsuite>` of a JUnit report: its test cases spooled to a temp file (mode 0600, removed on deinit) until

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// Live counters of a run, updated by the runner (files) and by stages that move bytes (uploads, transcodes), and
 /// read by a display. Thread-safe: workers update it concurrently.
@@ -193,10 +194,5 @@ public final class ProgressDisplay: @unchecked Sendable {
         return parts.joined(separator: " · ")
     }
 
-    static func formatSeconds(_ seconds: Double) -> String {
-        let whole = Int(seconds.rounded())
-        if whole >= 3600 { return "\(whole / 3600)h\(String(format: "%02d", whole % 3600 / 60))m" }
-        if whole >= 60 { return "\(whole / 60)m\(String(format: "%02d", whole % 60))s" }
-        return "\(whole)s"
-    }
+    static func formatSeconds(_ seconds: Double) -> String { Timestamp.elapsed(seconds) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// Every report writer gets the report through here: the last pass of `Redaction`'s one rule set before a byte
 /// reaches a terminal, a CI log or a file. Stages already redact what they put in messages and facts; this pass

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 
 /// The report formats of `--report-format`.

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// Counts of a finished run.
 public struct RunSummary: Sendable, Equatable {
     public var passed = 0

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// The line a run ends with on standard error: how much it did and how fast, beside the report's counts.
 public enum RunSummaryLine {

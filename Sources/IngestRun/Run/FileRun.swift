@@ -1,4 +1,6 @@
 import Foundation
+import IngestConfig
+import IngestCore
 import IngestNative
 
 /// One file on its way through the stages, once the journal let it through: the item, its journal row (nil without a

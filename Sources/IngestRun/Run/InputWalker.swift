@@ -1,4 +1,6 @@
 import Foundation
+import IngestConfig
+import IngestCore
 import IngestNative
 
 /// One input the walker found: a regular file to run the stages on, or a problem with an entry that is reported as

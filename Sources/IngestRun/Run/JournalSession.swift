@@ -1,5 +1,9 @@
 import Foundation
+import IngestConfig
+import IngestCore
+import IngestJournal
 import IngestNative
+import IngestTemplates
 
 /// What a journaled run does with files the journal already knows.
 public enum ResumePolicy: Sendable, Equatable {

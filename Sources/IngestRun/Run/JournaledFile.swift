@@ -1,4 +1,7 @@
 import Foundation
+import IngestConfig
+import IngestCore
+import IngestJournal
 
 /// One file's row in the journal while its stages run: what the row will say, its id once written, and the network
 /// stages an earlier run finished (their results are reused) or cut short. Each network stage is journaled as

@@ -1,4 +1,5 @@
 import Foundation
+import IngestJournal
 import IngestNative
 
 /// Takes the walker's entries a batch at a time and asks a shared journal about the whole batch at once (their

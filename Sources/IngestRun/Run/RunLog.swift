@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestNative
 import Logging
 
@@ -77,19 +78,7 @@ public struct RunLogHandler: LogHandler {
         }
     }
 
-    /// RFC 3339 in UTC with milliseconds (2026-11-24T12:31:55.123Z), exactly as `ISO8601DateFormatter` with
-    /// `.withInternetDateTime, .withFractionalSeconds` writes it (rounded to the nearest millisecond), but without
-    /// it: the formatter loads ICU's calendar and locale data, about 6 MiB of resident memory for the first
-    /// timestamp of a run (issue 13's peak-RSS goal).
-    static func timestamp(_ date: Date) -> String {
-        let total = Int(((date.timeIntervalSinceReferenceDate + 978_307_200) * 1000).rounded())
-        let (seconds, milliseconds) = total.quotientAndRemainder(dividingBy: 1000)
-        let t = UTCTime(secondsSince1970: Double(milliseconds < 0 ? seconds - 1 : seconds))
-        let d = UTCTime.digits
-        let day = "\(d(t.year, 4))-\(d(t.month, 2))-\(d(t.day, 2))"
-        let clock = "\(d(t.hour, 2)):\(d(t.minute, 2)):\(d(t.second, 2))"
-        return "\(day)T\(clock).\(d(milliseconds < 0 ? milliseconds + 1000 : milliseconds, 3))Z"
-    }
+    static func timestamp(_ date: Date) -> String { Timestamp.string(date) }
 }
 
 /// `-v` → requests, `-vv` → their response headers too; `--log-format json` alone logs the requests (a collector

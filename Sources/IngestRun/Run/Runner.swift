@@ -1,5 +1,9 @@
 import Foundation
+import IngestConfig
+import IngestCore
+import IngestJournal
 import IngestNative
+import IngestStages
 import Logging
 
 /// Runs a pipeline over files: a walker lists them lazily, a fixed number of worker threads (the pipeline's

@@ -1,5 +1,7 @@
 import Foundation
+import IngestCore
 import IngestNative
+import IngestTemplates
 
 /// `audio`: turns any supported audio (AAC/M4A, MP3, WAV, FLAC, Ogg, the audio track of a movie) into AAC in an
 /// `.m4a` with the moov atom first, as the vet-visit backend (seed 003) expects from an iPhone recording. A file that

@@ -1,3 +1,6 @@
+import IngestCore
+import IngestTemplates
+
 /// `geohash`: turns the probed location into a geohash fact (seed 004 keys its data by a 6-character geohash),
 /// for key templates (`{{geohash}}`) and payloads.
 public struct GeohashStage: Stage {

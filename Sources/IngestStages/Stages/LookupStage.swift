@@ -1,4 +1,6 @@
 import Foundation
+import IngestCore
+import IngestTemplates
 
 /// `lookup`: values for a file from a CSV manifest (`path,pet_id`), or — when no manifest is given — from
 /// templates (`pet_id: "{{dir.name}}"`), saved under `as:` for later templates (`{{pet.pet_id}}`). Each value can be

@@ -1,4 +1,6 @@
 import Foundation
+import IngestCore
+import IngestMedia
 import IngestNative
 
 /// A bit rate written as FFmpeg's CLI takes it: `64000`, `64k`, `1.5M` (k = 1000, M = 10⁶; `bps`/`b` allowed).
@@ -223,4 +225,13 @@ enum AtomOrder {
         guard let mdat = types.firstIndex(of: "mdat") else { return true }
         return moov < mdat
     }
+}
+
+/// Bit rates: up to 10 Gbit/s, which `BitRate.parse` already holds to.
+extension BitRate: RangedOptionValue {
+    public static var defaultRange: ClosedRange<BitRate> {
+        BitRate(bitsPerSecond: 1)...BitRate(bitsPerSecond: 9_999_999_999)
+    }
+    public var rangeText: String { description }
+    public static func jsonSchema(in range: ClosedRange<BitRate>) -> JSONValue { jsonSchema }
 }

@@ -1,5 +1,8 @@
 import Foundation
+import IngestCore
 import IngestNative
+import IngestNetwork
+import IngestTemplates
 import Logging
 
 /// `poll`: waits for an asynchronous job (seed 000's Firestore `jobs/{id}` moving `queued → processing →
@@ -129,7 +132,7 @@ public struct PollStage: Stage {
             if context.settings.rehearsal != nil || waited + pause > options.timeout.seconds {
                 throw ItemFailed(
                     stage: Self.name, rule: .timeout,
-                    message: "the job is still \(state) after \(ProgressDisplay.formatSeconds(waited)) (\(polls) GETs; "
+                    message: "the job is still \(state) after \(Timestamp.elapsed(waited)) (\(polls) GETs; "
                         + "timeout \(options.timeout)); the next run waits for the same job again",
                     expected: options.until.description, actual: state)
             }

@@ -1,3 +1,6 @@
+import IngestCore
+import IngestTemplates
+
 /// `probe`: opens the container in-process with libavformat (never an ffprobe subprocess) and records what it
 /// finds as the fact `probe` for reports, templates (`{{probe.duration}}`) and later stages.
 public struct ProbeStage: Stage {

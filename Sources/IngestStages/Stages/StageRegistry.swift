@@ -1,3 +1,6 @@
+import IngestCore
+import IngestTemplates
+
 /// A stage type as the registry knows it, with its options erased.
 public struct StageDescriptor: Sendable {
     public let name: String

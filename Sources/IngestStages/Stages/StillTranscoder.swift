@@ -1,4 +1,6 @@
 import Foundation
+import IngestCore
+import IngestMedia
 import IngestNative
 
 /// What the `jpeg` stage produced for one file.

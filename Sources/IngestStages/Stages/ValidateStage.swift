@@ -1,4 +1,6 @@
 import Foundation
+import IngestCore
+import IngestMedia
 import IngestNative
 
 /// `validate`: the local rules a file must meet before anything is spent on it. Every rule that fails is

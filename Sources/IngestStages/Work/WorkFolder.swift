@@ -1,17 +1,19 @@
 import Crypto
 import Foundation
+import IngestCore
+import IngestJournal
 import IngestNative
 
 /// The work folder (`.ingest/work`): temp and transcoded files, which belong to the file being worked on and are
 /// removed when it is finished. Each run writes only inside a folder of its own there (`RunWorkFolder`), so runs
 /// sharing the work folder never remove each other's files.
-enum WorkFolder {
+package enum WorkFolder {
     /// Marks a folder ingest created, so everything in it is ingest's to delete.
     static let marker = ".ingest-work"
 
     /// Creates the folder (marked) when it is missing. What is in it is left alone: the run folders of other runs,
     /// live or dead, are `RunWorkFolder`'s to judge.
-    static func prepare(_ path: String) throws {
+    package static func prepare(_ path: String) throws {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         if !manager.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -97,7 +99,7 @@ enum WorkFolder {
     }
 
     /// True when `path` lies inside the work folder `folder` (so it is a work file, not an input).
-    static func contains(_ path: String, folder: String) -> Bool {
+    package static func contains(_ path: String, folder: String) -> Bool {
         let base = (folder as NSString).standardizingPath
         let file = (path as NSString).standardizingPath
         return file.hasPrefix(base.hasSuffix("/") ? base : base + "/")
@@ -106,15 +108,15 @@ enum WorkFolder {
 
 /// `max_work_bytes`: files that transcode reserve their size in the work folder before they start and wait while
 /// others hold the space, so the folder stays within the bound whatever the concurrency.
-final class WorkBudget: @unchecked Sendable {
-    let limit: Int64
+package final class WorkBudget: @unchecked Sendable {
+    package let limit: Int64
     private var used: Int64 = 0
     private let condition = NSCondition()
 
-    init(limit: Int64) { self.limit = limit }
+    package init(limit: Int64) { self.limit = limit }
 
     /// Waits until `bytes` fit; false at once when they never can (more than the whole bound).
-    func reserve(_ bytes: Int64) -> Bool {
+    package func reserve(_ bytes: Int64) -> Bool {
         guard bytes <= limit else { return false }
         condition.lock()
         defer { condition.unlock() }
@@ -123,7 +125,7 @@ final class WorkBudget: @unchecked Sendable {
         return true
     }
 
-    func release(_ bytes: Int64) {
+    package func release(_ bytes: Int64) {
         condition.lock()
         used -= bytes
         condition.broadcast()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
 
 /// The README's generated sections are what the code says today: the pipeline reference comes from the option
 /// declarations, the CLI reference from `--help`, the demo from running it over Samples/.

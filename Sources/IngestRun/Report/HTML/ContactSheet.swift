@@ -1,4 +1,6 @@
 import Foundation
+import IngestCore
+import IngestMedia
 import IngestNative
 
 /// What the contact sheet shows for one file: a picture (a photo, or a video's representative frame with its

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// One file's card on the contact sheet: its preview, name, outcome and the few words the table shows, each broken
 /// rule with expected and actual, and the probe facts behind a `<details>` (rendered only when opened). The

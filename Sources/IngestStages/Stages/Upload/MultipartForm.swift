@@ -2,12 +2,12 @@ import Foundation
 
 /// A multipart/form-data body (RFC 7578) for an S3 presigned POST: the fields in the given order, then the file
 /// part last (S3 ignores fields after the file). Only the head and tail are in memory; the file streams between.
-struct MultipartForm {
-    let boundary: String
-    let head: [UInt8]
-    let tail: [UInt8]
+package struct MultipartForm {
+    package let boundary: String
+    package let head: [UInt8]
+    package let tail: [UInt8]
 
-    init(fields: [(String, String)], fileName: String, fileType: String, fileField: String = "file") {
+    package init(fields: [(String, String)], fileName: String, fileType: String, fileField: String = "file") {
         // A boundary must not occur in any part; a random one practically never does, but check anyway.
         let everything = fields.map { $0.0 + $0.1 }.joined() + fileName + fileType
         var candidate: String
@@ -28,7 +28,7 @@ struct MultipartForm {
     }
 
     /// RFC 7578 §4.2: in a quoted name, `"` and CR/LF are percent-encoded (as browsers do).
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D")
             .replacingOccurrences(of: "\n", with: "%0A")
     }

@@ -1,5 +1,8 @@
 import Foundation
+import IngestCore
 import IngestNative
+import IngestNetwork
+import IngestTemplates
 
 /// What `put` and `s3-post` share: one request carrying the file to a URL that a ticket handed out, retried by
 /// `Exchange`, judged by `expect`, and — when the signed URL or POST policy expired — sent again once with a fresh

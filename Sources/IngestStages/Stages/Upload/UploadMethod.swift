@@ -1,4 +1,6 @@
 import Foundation
+import IngestCore
+import IngestTemplates
 
 /// One way the `upload` stage delivers a file, chosen by `method:` (`UploadStage.init` builds it once per pipeline).
 /// To add a method: a case in `UploadStage.Method`, its checks in `UploadStage.Options.validate`, a type here, and one

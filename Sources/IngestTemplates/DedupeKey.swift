@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// `dedupe: {key: "{{sha256}}"}` — a template rendered per file before any stage runs; a file whose key another
 /// journaled file already holds is skipped, naming that file. `{{sha256}}` skips the same content under another
@@ -52,12 +53,12 @@ public struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertib
 }
 
 /// `dedupe:` in the pipeline file.
-struct DedupeOptions: StageOptions, Sendable {
-    var key: DedupeKey?
+package struct DedupeOptions: StageOptions, Sendable {
+    package var key: DedupeKey?
 
-    init() {}
+    package init() {}
 
-    static var fields: [OptionField<DedupeOptions>] {
+    package static var fields: [OptionField<DedupeOptions>] {
         [
             OptionField(
                 "key", \.key,
@@ -80,7 +81,7 @@ public enum JournalTemplate {
     ]
 
     /// The file's `uuid`, made once and kept in `templateValues` (the journal saves it before any upload).
-    static func uuid(of item: Item) -> String {
+    package static func uuid(of item: Item) -> String {
         if case .string(let made)? = item.templateValues["uuid"] { return made }
         let made = UUID().uuidString.lowercased()
         item.templateValues["uuid"] = .string(made)
@@ -88,7 +89,7 @@ public enum JournalTemplate {
     }
 
     /// The file's `date`: when it was first worked on, kept like `uuid` so a re-run names the same day.
-    static func date(of item: Item) -> Date {
+    package static func date(of item: Item) -> Date {
         switch item.templateValues["date"] {
         case .double(let seconds)?: return Date(timeIntervalSince1970: seconds)
         case .int(let seconds)?: return Date(timeIntervalSince1970: Double(seconds))

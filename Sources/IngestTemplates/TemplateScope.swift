@@ -1,14 +1,22 @@
 import Foundation
+import IngestCore
+import IngestMedia
 
 /// Where template variables come from for one file: the built-ins (`file.*`, `artifact.*`, `dir.name`, `sha256`,
 /// `md5`, `uuid`, `date.*`, `probe.*`, `geohash`, `env.*`) and each earlier stage's results under its `as:` name.
 /// A variable without a value fails the file, naming the variable.
-struct TemplateScope {
+package struct TemplateScope {
     let item: Item
     let context: StageContext
     let stage: String
 
-    func missing(_ name: String, because reason: String) -> ItemFailed {
+    package init(item: Item, context: StageContext, stage: String) {
+        self.item = item
+        self.context = context
+        self.stage = stage
+    }
+
+    package func missing(_ name: String, because reason: String) -> ItemFailed {
         ItemFailed(stage: stage, rule: .template, message: "{{\(name)}} has no value: \(reason)")
     }
 

@@ -1,9 +1,10 @@
 import Foundation
+import IngestCore
 
 extension TemplateScope {
     /// A storage key made safe: control characters become `_`, leading `/`, empty and `.` segments go, and a
     /// `..` segment fails the file (it would point outside the destination).
-    func sanitizedKey(_ raw: String, option: String = "key") throws -> String {
+    package func sanitizedKey(_ raw: String, option: String = "key") throws -> String {
         var text = String.UnicodeScalarView()
         for scalar in raw.unicodeScalars {
             text.append(scalar.properties.generalCategory == .control ? "_" : scalar)

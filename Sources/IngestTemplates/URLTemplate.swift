@@ -1,10 +1,11 @@
 import Foundation
+import IngestCore
 
 /// Where a template value stands in a URL, which decides how it is written: a file name such as `h#frag.mov` or
 /// `q?x=1&X-Amz-Signature=evil.mov` must reach the server as that name, not cut the URL short or add parameters.
 /// The place is read from the URL as rendered up to the value (RFC 3986: `://` opens the host, then `/` the path,
 /// `?` the query, `&` and `=` its names and values, `#` the fragment).
-enum URLPlacement: Equatable, Sendable {
+package enum URLPlacement: Equatable, Sendable {
     /// At the start, before `://`: a whole URL (`{{ticket.upload_url}}`) or a base URL, kept as it is.
     case scheme
     /// After `://`, before the path: a host (`https://{{env.HOST}}/…`), kept as it is.
@@ -64,7 +65,7 @@ enum URLPlacement: Equatable, Sendable {
     }
 
     /// What lint says of a value placed here.
-    func rule(for variable: String, raw: Bool) -> String {
+    package func rule(for variable: String, raw: Bool) -> String {
         if raw, !keepsValue {
             return "{{\(variable) | raw}} is sent as it is, not encoded: its text can add path segments, "
                 + "parameters or a fragment"
@@ -93,7 +94,7 @@ enum URLPlacement: Equatable, Sendable {
 extension Template {
     /// The text as a URL: each value percent-encoded for where it stands (`URLPlacement`), read from the URL as
     /// rendered so far; a value at the start (a whole URL or a host) and one filtered `| raw` are kept as they are.
-    func renderURL(_ scope: TemplateScope) throws -> String {
+    package func renderURL(_ scope: TemplateScope) throws -> String {
         var out = ""
         var place = URLPlacement.scheme
         for part in parts {
@@ -110,7 +111,7 @@ extension Template {
 
     /// Each variable of a URL template with the place it stands, as the file says it (lint's notes): a value kept
     /// as it is leaves the place after it to its text, known only when the file runs.
-    var urlPlacements: [(variable: String, placement: URLPlacement, raw: Bool)] {
+    package var urlPlacements: [(variable: String, placement: URLPlacement, raw: Bool)] {
         var found: [(String, URLPlacement, Bool)] = []
         var place = URLPlacement.scheme
         for part in parts {

@@ -1,3 +1,5 @@
+import IngestCore
+
 /// The stages' one way to the prober: `validate`, `probe`, `geohash`, the transcoders and `{{probe.…}}` templates ask
 /// the context, not `Prober`, so a file is probed once however many of them read it.
 extension StageContext {

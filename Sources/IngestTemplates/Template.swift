@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// Text with `{{ name.path }}` placeholders (Mustache's delimiters, without sections or escaping: values go
 /// into URLs, headers, keys and JSON, never HTML). Parsed when the pipeline loads, so a malformed template is a
@@ -82,14 +83,14 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// The text with every variable filled in; objects and arrays are written as compact JSON.
-    func render(_ scope: TemplateScope) throws -> String {
+    package func render(_ scope: TemplateScope) throws -> String {
         var out = ""
         for part in parts { out += try part.render(scope) }
         return out
     }
 
     /// As `render`, but a template that is exactly one variable yields that variable's value with its type.
-    func renderValue(_ scope: TemplateScope) throws -> JSONValue {
+    package func renderValue(_ scope: TemplateScope) throws -> JSONValue {
         if let name = soleVariable { return try scope.value(name) }
         return .string(try render(scope))
     }
@@ -134,4 +135,6 @@ extension ConfigNode {
 public struct TemplateSyntaxError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+
+    package init(message: String) { self.message = message }
 }

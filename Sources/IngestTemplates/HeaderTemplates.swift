@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// One `Name: template` header line; a mapping in the file keeps its order.
 public struct HeaderTemplate: Sendable, Equatable {

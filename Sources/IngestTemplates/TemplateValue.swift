@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 
 /// A JSON value written in YAML whose strings are templates: `json:` bodies and s3-post `fields:`. Plain YAML
 /// numbers, booleans and null keep their type; a quoted or plain string is a template, and one that is exactly
@@ -39,7 +40,7 @@ public indirect enum TemplateValue: OptionValue, Sendable, Equatable {
 
     public static var jsonSchema: JSONValue { [:] }
 
-    func render(_ scope: TemplateScope) throws -> JSONValue {
+    package func render(_ scope: TemplateScope) throws -> JSONValue {
         switch self {
         case .literal(let value): return value
         case .text(let template): return try template.renderValue(scope)
@@ -52,7 +53,7 @@ public indirect enum TemplateValue: OptionValue, Sendable, Equatable {
     }
 
     /// Every variable named anywhere inside.
-    var variables: [String] {
+    package var variables: [String] {
         switch self {
         case .literal: return []
         case .text(let template): return template.variables

@@ -3,7 +3,7 @@ import Foundation
 extension Redaction {
     /// A JSON response for reports: secret form fields (`x-amz-signature` …), tokens and signed-URL signatures
     /// replaced; templates still read the original.
-    static func json(_ value: JSONValue) -> JSONValue {
+    package static func json(_ value: JSONValue) -> JSONValue {
         let tokenNames: Set<String> = ["token", "access_token", "refresh_token", "id_token", "password", "secret"]
         switch value {
         case .string(let text): return .string(self.text(url(text)))

@@ -6,15 +6,15 @@ import IngestTemplates
 
 /// One finding of `ingest lint`: an error (the file will not load), a warning (it loads, but probably does not
 /// do what was meant), or a note (how the file will be read: which encoding rule a URL's template value gets).
-public struct PipelineLintIssue: Equatable, Sendable, CustomStringConvertible {
-    public enum Severity: String, Sendable { case error, warning, note }
+package struct PipelineLintIssue: Equatable, Sendable, CustomStringConvertible {
+    package enum Severity: String, Sendable { case error, warning, note }
 
-    public var severity: Severity
-    public var location: SourceLocation?
-    public var message: String
-    public var suggestion: String?
+    package var severity: Severity
+    package var location: SourceLocation?
+    package var message: String
+    package var suggestion: String?
 
-    public init(severity: Severity, location: SourceLocation?, message: String, suggestion: String? = nil) {
+    package init(severity: Severity, location: SourceLocation?, message: String, suggestion: String? = nil) {
         self.severity = severity
         self.location = location
         self.message = message
@@ -26,7 +26,7 @@ public struct PipelineLintIssue: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `file:line:column: warning: message (did you mean 'x'?)`, the form compilers use, so editors link it.
-    public var description: String {
+    package var description: String {
         var text = location.map { "\($0): " } ?? ""
         text += "\(severity.rawValue): \(message)"
         if let suggestion { text += " (did you mean '\(suggestion)'?)" }
@@ -41,7 +41,7 @@ extension Pipeline {
     /// file itself (`concurrency: ${N}`) stays an error.
     /// A test file (`NAME.test.yml`, or a file of `cases` without `stages`) is checked as `ingest test` reads it.
     /// `notes`: also say, for each template value in a URL, how it is encoded there.
-    public static func lint(
+    package static func lint(
         path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
         strictEnvironment: Bool = false, notes: Bool = false
     ) -> [PipelineLintIssue] {
@@ -52,7 +52,7 @@ extension Pipeline {
     }
 
     /// `lint` for text already in memory; `source` names it in findings.
-    public static func lint(
+    package static func lint(
         yaml: String, source: String = "<memory>", environment: [String: String] = ProcessInfo.processInfo.environment,
         strictEnvironment: Bool = false, notes: Bool = false
     ) -> [PipelineLintIssue] {

@@ -4,27 +4,27 @@ import IngestCore
 
 /// A pipeline's test file (`pipelines/NAME.test.yml`), as `ingest test` reads it: input fixtures, the answers the
 /// network stages get (stubs: nothing is sent), and what each file's run must give. See the README's `ingest test`.
-public struct PipelineTestFile: Sendable {
-    public struct Case: Sendable {
-        public var name: String
+package struct PipelineTestFile: Sendable {
+    package struct Case: Sendable {
+        package var name: String
         /// The fixture, as an absolute path (written relative to the test file).
-        public var input: String
+        package var input: String
         /// The path the file has in the run (`<pet-uuid>/voice.m4a`): `{{file.path}}`, `{{dir.name}}` read it.
-        public var path: String
-        public var stubs: [String: Rehearsal.Stub]
-        public var expect: JSONObject
+        package var path: String
+        package var stubs: [String: Rehearsal.Stub]
+        package var expect: JSONObject
     }
 
-    public var path: String
-    public var pipeline: String
-    public var environment: [String: String]
-    public var cases: [Case]
+    package var path: String
+    package var pipeline: String
+    package var environment: [String: String]
+    package var cases: [Case]
 
     /// The keys `expect:` may hold; anything else is a mistake in the test file.
     static let expectKeys: Set<String> = ["status", "rule", "reason", "requests", "report", "facts"]
 
     /// Reads and checks the test file; a `PipelineFileError` names the line of any mistake.
-    public static func load(path: String) throws -> PipelineTestFile {
+    package static func load(path: String) throws -> PipelineTestFile {
         let yaml: String
         do {
             yaml = try String(contentsOfFile: path, encoding: .utf8)

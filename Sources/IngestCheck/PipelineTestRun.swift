@@ -6,17 +6,17 @@ import IngestRun
 /// Runs a pipeline's test file: each case's fixture goes through the pipeline in a folder of its own, network stages
 /// answered by the case's stubs (a `Rehearsal`: nothing is sent, no journal is kept), and what came out is compared
 /// with what the case expects.
-public enum PipelineTester {
-    public struct CaseResult: Sendable {
-        public var name: String
+package enum PipelineTester {
+    package struct CaseResult: Sendable {
+        package var name: String
         /// One line per difference, `what: expected … / actual …`; empty when the case passed.
-        public var mismatches: [String]
-        public var seconds: Double
-        public var passed: Bool { mismatches.isEmpty }
+        package var mismatches: [String]
+        package var seconds: Double
+        package var passed: Bool { mismatches.isEmpty }
     }
 
     /// Runs every case. Throws `PipelineFileErrors` when the pipeline itself does not load.
-    public static func run(_ file: PipelineTestFile) throws -> [CaseResult] {
+    package static func run(_ file: PipelineTestFile) throws -> [CaseResult] {
         var environment = ProcessInfo.processInfo.environment
         environment.merge(file.environment) { $1 }
         // Stages that read the process environment themselves (AWS_REGION for S3) see the test's as well.

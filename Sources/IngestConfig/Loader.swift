@@ -179,6 +179,13 @@ extension Pipeline {
     /// inside `request` or `upload` options is then no error, since nothing will read it (CI validates without the
     /// backend's secrets). A network stage that cannot be built without its variables is left out of the pipeline;
     /// its other errors (an unknown option …) are still reported.
+    ///
+    /// - Parameters:
+    ///   - path: The pipeline file (`pipelines/preflight.yml`).
+    ///   - environment: What `${VAR}` reads; the process environment by default.
+    ///   - offline: Leave network stages out, as `ingest validate` does.
+    /// - Returns: The loaded plan, ready for a `Runner`.
+    /// - Throws: `PipelineFileErrors` naming every problem; a file that cannot be read is one of them.
     public static func load(
         path: String, environment: [String: String] = ProcessInfo.processInfo.environment, offline: Bool = false
     ) throws -> Pipeline {
@@ -188,6 +195,13 @@ extension Pipeline {
     }
 
     /// `load` for text already in memory; `source` names it in errors.
+    ///
+    /// - Parameters:
+    ///   - yaml: The pipeline as YAML text.
+    ///   - source: The name errors give the text.
+    ///   - environment: What `${VAR}` reads; the process environment by default.
+    ///   - offline: Leave network stages out, as `ingest validate` does.
+    /// - Throws: `PipelineFileErrors` naming every problem.
     public static func parse(
         yaml: String, source: String = "<memory>", environment: [String: String] = ProcessInfo.processInfo.environment,
         offline: Bool = false

@@ -4,54 +4,55 @@ import IngestStages
 import IngestTemplates
 
 /// Which files a pipeline takes from the paths it is given.
-public struct InputSpec: Sendable {
+package struct InputSpec: Sendable {
     /// Globs matched against the path relative to the input root (`**/*.mov`); empty means every file.
-    public var include: [String] = []
+    package var include: [String] = []
     /// Globs that drop files (`**/.*`).
-    public var exclude: [String] = []
-    public var followSymlinks = false
+    package var exclude: [String] = []
+    package var followSymlinks = false
     /// Folder levels below the root to descend (nil: no limit; 0: only the root's own files).
-    public var maxDepth: Int?
-    public init() {}
+    package var maxDepth: Int?
+    package init() {}
 }
 
 /// One configured step: the stage, the name its results are stored under, and where it stands in the file.
-public struct ConfiguredStage: Sendable {
-    public var name: String
-    public var stage: any Stage
-    public var usesNetwork: Bool
-    public var resultName: String?
-    public var location: SourceLocation
+package struct ConfiguredStage: Sendable {
+    package var name: String
+    package var stage: any Stage
+    package var usesNetwork: Bool
+    package var resultName: String?
+    package var location: SourceLocation
     /// True when the stage writes files into the work folder (a transcode): `max_work_bytes` applies to it.
-    public var writesWorkFiles = false
+    package var writesWorkFiles = false
     /// `when:` — the files the stage applies to; nil for every file.
-    public var condition: StageCondition? = nil
+    package var condition: StageCondition? = nil
 }
 
 /// A pipeline file, checked and ready to run. Loading fails as a whole with every error found: nothing runs
 /// when the file is invalid.
 public struct Pipeline: Sendable {
-    public var version: Int
+    package var version: Int
+    /// The pipeline's `name:`.
     public var name: String
-    public var input: InputSpec
+    package var input: InputSpec
     /// Files worked on at once (default: number of cores).
-    public var concurrency: Int
+    package var concurrency: Int
     /// Ceiling of `concurrency` (file and `--concurrency`): a worker is a thread, and past this the threads only
     /// contend for the cores and the journal.
-    public static let maxConcurrency = 1024
-    public var stages: [ConfiguredStage]
+    package static let maxConcurrency = 1024
+    package var stages: [ConfiguredStage]
     /// The file it was loaded from (or a label for text).
-    public var source: String
+    package var source: String
     /// `dedupe.key`: files whose keys are equal are ingested once.
-    public var dedupe: DedupeKey?
+    package var dedupe: DedupeKey?
     /// `max_work_bytes`: bound on the work folder, in bytes.
-    public var maxWorkBytes: Int64?
+    package var maxWorkBytes: Int64?
     /// SHA-256 of what decides a file's result — `version`, `stages` and `dedupe` after `${VAR}` interpolation — so
     /// the journal redoes files when the pipeline changes. `name`, `input`, `concurrency` and `max_work_bytes` are
     /// left out: changing them changes no file's result.
-    public var configHash: String
+    package var configHash: String
 
-    public init(
+    package init(
         version: Int = 1, name: String, input: InputSpec = InputSpec(), concurrency: Int? = nil,
         stages: [ConfiguredStage] = [], source: String = "<memory>", dedupe: DedupeKey? = nil,
         maxWorkBytes: Int64? = nil, configHash: String = ""
@@ -72,7 +73,7 @@ extension Pipeline {
     /// Asks every stage that will run whether it can (`Stage.checkReadyToRun`): an `s3` upload without credentials
     /// stops `ingest run` here, naming what to set, before a journal is opened or a file read. `offline` (validate)
     /// leaves the network stages out, as the run does.
-    public func checkReadyToRun(offline: Bool) throws {
+    package func checkReadyToRun(offline: Bool) throws {
         var errors: [PipelineFileError] = []
         for configured in stages where !(offline && configured.usesNetwork) {
             do {

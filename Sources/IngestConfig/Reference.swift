@@ -8,7 +8,7 @@ import IngestTemplates
 
 extension Pipeline {
     /// Markdown: the top-level keys, `input`, then every registered stage with its options.
-    public static var markdownReference: String {
+    package static var markdownReference: String {
         var text = "### Top level\n\n"
         text += table(PipelineFileOptions.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText, $0.valueSchema) })
         text += "\n### `input`\n\n"

@@ -257,7 +257,7 @@ extension Pipeline {
     /// JSON Schema (draft 2020-12) of the pipeline file, for editors and `ingest schema`. It is built from the
     /// same declarations that decode the file, so the two cannot drift. Wherever a number, boolean or word from a
     /// fixed set is expected, a `${VAR}` string is accepted too: interpolation happens before the value is typed.
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         var schema: JSONObject = [
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": "ingest pipeline",

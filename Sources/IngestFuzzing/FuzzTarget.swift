@@ -9,7 +9,7 @@ import IngestTemplates
 /// normally: a parser's error is a fine answer, a trap (or a broken invariant, checked with `precondition`) is a
 /// bug. The fuzz executable (Sources/IngestFuzz) and the corpus replay test (FuzzCorpusTests) call the same
 /// entries, so every committed input in `Tests/Fuzz/<target>/` is re-run by `make test` without a sanitizer.
-public enum FuzzTarget: String, CaseIterable, Sendable {
+package enum FuzzTarget: String, CaseIterable, Sendable {
     /// YAML text → pipeline or `PipelineFileErrors`.
     case loader
     /// Template text (up to the first NUL) parsed and rendered against JSON results (after it).
@@ -28,7 +28,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case media
 
     /// Runs one input through the target.
-    public func run(_ bytes: [UInt8]) {
+    package func run(_ bytes: [UInt8]) {
         switch self {
         case .loader: FuzzEntries.loader(bytes)
         case .template: FuzzEntries.template(bytes)

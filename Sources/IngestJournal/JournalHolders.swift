@@ -3,16 +3,16 @@ import IngestNative
 
 /// Who is working on the journal's `running` files right now, so `ingest status` beside a live run says "in
 /// progress (held by pid N)" rather than calling them interrupted. Taken once per `status`.
-public struct JournalHolders: Sendable {
+package struct JournalHolders: Sendable {
     /// Live runs of a SQLite journal, by run ID: what to call the holder (`pid 123`).
     var runs: [String: String] = [:]
     /// Files under a live PostgreSQL lease (`root\0relative path`): what to call the holder.
     var files: [String: String] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Who holds a `running` file, or nil when no live process does (it was interrupted).
-    public func holder(of record: JournalRecord) -> String? {
+    package func holder(of record: JournalRecord) -> String? {
         guard record.state == .running else { return nil }
         if let runID = record.runID, let holder = runs[runID] { return holder }
         return files[record.root + "\u{0}" + record.relativePath]
@@ -52,7 +52,7 @@ extension FileLock {
 
 extension SQLiteJournal {
     /// The run holding this journal's writer lock, if it is alive.
-    public func liveHolders() throws -> JournalHolders {
+    package func liveHolders() throws -> JournalHolders {
         var holders = JournalHolders()
         if let owner = FileLock.liveOwner(of: path + ".lock") { holders.runs[owner.runID] = "pid \(owner.pid)" }
         return holders
@@ -61,7 +61,7 @@ extension SQLiteJournal {
 
 extension PostgresJournal {
     /// The files under a live lease, and the worker holding each (`host:pid:run`, shown as `pid N on host`).
-    public func liveHolders() throws -> JournalHolders {
+    package func liveHolders() throws -> JournalHolders {
         var holders = JournalHolders()
         try withConnection { connection in
             let rows = try connection.execute(

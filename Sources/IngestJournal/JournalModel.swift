@@ -5,7 +5,7 @@ import IngestCore
 // these types (through `JournalStore`), never a backend.
 
 /// Where one input file stands in the journal.
-public enum JournalState: String, Sendable, CaseIterable {
+package enum JournalState: String, Sendable, CaseIterable {
     /// Work started and has not finished: the run is going on, or it was killed.
     case running
     case done
@@ -15,80 +15,80 @@ public enum JournalState: String, Sendable, CaseIterable {
 
 /// A journal that cannot be opened, read or written; the message keeps the database's own text (SQLite's or
 /// libpq's).
-public struct JournalError: Error, Sendable, CustomStringConvertible {
-    public var message: String
+package struct JournalError: Error, Sendable, CustomStringConvertible {
+    package var message: String
     /// True for a full disk (SQLITE_FULL; for PostgreSQL, SQLSTATE class 53): the file fails cleanly and the next
     /// run continues.
-    public var isDiskFull = false
-    public init(_ message: String, isDiskFull: Bool = false) {
+    package var isDiskFull = false
+    package init(_ message: String, isDiskFull: Bool = false) {
         self.message = message
         self.isDiskFull = isDiskFull
     }
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// What the journal knows of one input file.
-public struct JournalRecord: Sendable {
-    public var id: Int64
-    public var root: String
-    public var relativePath: String
+package struct JournalRecord: Sendable {
+    package var id: Int64
+    package var root: String
+    package var relativePath: String
     /// The path as opened (what reports show).
-    public var path: String
-    public var size: Int64?
-    public var modified: Int64?
-    public var inode: UInt64?
-    public var sha256: String?
-    public var pipeline: String
-    public var configHash: String
-    public var state: JournalState
-    public var attempts: Int
-    public var failures: [RuleFailure]
-    public var reason: String?
-    public var facts: JSONObject
+    package var path: String
+    package var size: Int64?
+    package var modified: Int64?
+    package var inode: UInt64?
+    package var sha256: String?
+    package var pipeline: String
+    package var configHash: String
+    package var state: JournalState
+    package var attempts: Int
+    package var failures: [RuleFailure]
+    package var reason: String?
+    package var facts: JSONObject
     /// `uuid`, `date`: fixed for the file so a re-run names the same remote object.
-    public var templateValues: JSONObject
-    public var dedupeKey: String?
+    package var templateValues: JSONObject
+    package var dedupeKey: String?
     /// Set when the file was skipped as a duplicate; such skips are looked at again by the next run.
-    public var duplicateOf: String?
+    package var duplicateOf: String?
     /// True once a stage that uses the network started: the outside world may have seen this file.
-    public var sideEffects: Bool
+    package var sideEffects: Bool
     /// The run that wrote the row last (a live run's `running` rows are in progress, not interrupted).
-    public var runID: String? = nil
+    package var runID: String? = nil
 }
 
 /// What the journal knows of one stage of one file.
-public struct JournalStage: Sendable, Equatable {
-    public enum Status: String, Sendable {
+package struct JournalStage: Sendable, Equatable {
+    package enum Status: String, Sendable {
         case started, done, failed, skipped
     }
-    public var position: Int
-    public var name: String
-    public var status: Status
-    public var attempts: Int
+    package var position: Int
+    package var name: String
+    package var status: Status
+    package var attempts: Int
     /// The facts the stage added (its `as:` result, a transcoded artifact, a remote key, an ETag …).
-    public var outputs: JSONObject
-    public var error: String?
+    package var outputs: JSONObject
+    package var error: String?
     /// When the row was last written, in whole seconds since 1970: for a `started` stage, when its call began.
-    public var updatedAt: Int64? = nil
+    package var updatedAt: Int64? = nil
 }
 
 /// What is known of a file when work on it starts (the same for every backend).
-public struct JournalStart: Sendable {
-    public var root: String
-    public var relativePath: String
-    public var path: String
-    public var size: Int64
-    public var modified: Int64
-    public var inode: UInt64
-    public var sha256: String?
-    public var pipeline: String
-    public var configHash: String
-    public var templateValues: JSONObject
-    public var dedupeKey: String?
+package struct JournalStart: Sendable {
+    package var root: String
+    package var relativePath: String
+    package var path: String
+    package var size: Int64
+    package var modified: Int64
+    package var inode: UInt64
+    package var sha256: String?
+    package var pipeline: String
+    package var configHash: String
+    package var templateValues: JSONObject
+    package var dedupeKey: String?
     /// Keep the stage rows (a resumed file reuses stages done earlier); false starts afresh.
-    public var keepStages: Bool
+    package var keepStages: Bool
     /// The file's row from an earlier run, if any.
-    public var existingID: Int64?
+    package var existingID: Int64?
 
     package init(
         root: String, relativePath: String, path: String, size: Int64, modified: Int64, inode: UInt64,
@@ -113,7 +113,7 @@ public struct JournalStart: Sendable {
 
 extension JournalRecord {
     /// The key the journal files a root under: absolute and tidied, so `media/` and `./media` are one root.
-    public static func canonicalRoot(_ root: String) -> String {
+    package static func canonicalRoot(_ root: String) -> String {
         guard !root.isEmpty else { return "" }
         let absolute = root.hasPrefix("/") ? root : FileManager.default.currentDirectoryPath + "/" + root
         return (absolute as NSString).standardizingPath

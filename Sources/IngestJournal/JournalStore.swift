@@ -4,7 +4,7 @@ import IngestCore
 /// Where a run keeps track of its files: the SQLite file of one machine (`SQLiteJournal`), or a PostgreSQL database that
 /// workers on several machines share as journal and work queue (`PostgresJournal`). The runner and the `status` and
 /// `report` commands talk to either the same way.
-public protocol JournalStore: AnyObject, Sendable {
+package protocol JournalStore: AnyObject, Sendable {
     /// What messages call the journal: its file, or the database URL with the password redacted.
     var path: String { get }
     /// Files of this journal that live in the work folder's parent and must survive its clean-up.
@@ -57,18 +57,18 @@ public protocol JournalStore: AnyObject, Sendable {
 }
 
 /// A file as the journal keys it: its canonical root and its path under that root.
-public struct JournalFileKey: Sendable, Hashable {
-    public var root: String
-    public var relativePath: String
+package struct JournalFileKey: Sendable, Hashable {
+    package var root: String
+    package var relativePath: String
 
-    public init(root: String, relativePath: String) {
+    package init(root: String, relativePath: String) {
         self.root = root
         self.relativePath = relativePath
     }
 }
 
 /// The journal's answer to `lease`.
-public enum JournalLease: Sendable, Equatable {
+package enum JournalLease: Sendable, Equatable {
     /// This worker may work on the file (until `endLease`).
     case granted
     /// Another worker is working on it now (its lease is live); asked again later.
@@ -79,16 +79,16 @@ public enum JournalLease: Sendable, Equatable {
 
 extension JournalStore {
     /// True for a journal that answers `leaseAhead`: the runner then hands it the files a batch at a time.
-    public var leasesAhead: Bool { false }
+    package var leasesAhead: Bool { false }
 
     /// Asks about the next `files` at once, before workers take them one by one: a shared journal reads their
     /// records and leases those `needsLease` says need one (not a file done with the same content), so `lease` and
     /// `record` answer from memory. A journal of one machine has nothing to gain.
-    public func leaseAhead(_ files: [JournalFileKey], needsLease: (JournalFileKey, JournalRecord?) -> Bool) throws {}
+    package func leaseAhead(_ files: [JournalFileKey], needsLease: (JournalFileKey, JournalRecord?) -> Bool) throws {}
 
     /// Journals the file's row (`begin`) and its first network stage as started (`stageStarted`, a barrier) before
     /// that stage runs; a shared journal does both in one request.
-    public func begin(_ start: JournalStart, stageAt position: Int, name: String) throws -> Int64 {
+    package func begin(_ start: JournalStart, stageAt position: Int, name: String) throws -> Int64 {
         let id = try begin(start)
         try stageStarted(fileID: id, position: position, name: name, barrier: true)
         return id

@@ -11,9 +11,9 @@ extension PostgresJournal {
         var record: JournalRecord?
     }
 
-    public var leasesAhead: Bool { true }
+    package var leasesAhead: Bool { true }
 
-    public func leaseAhead(_ files: [JournalFileKey], needsLease: (JournalFileKey, JournalRecord?) -> Bool) throws {
+    package func leaseAhead(_ files: [JournalFileKey], needsLease: (JournalFileKey, JournalRecord?) -> Bool) throws {
         guard !files.isEmpty else { return }
         let known = try records(of: files)
         var answers: [String: AheadAnswer] = [:]

@@ -4,17 +4,17 @@ import IngestNative
 /// The work queue: a worker leases each file before any stage runs, renews its leases while it works, and gives
 /// them back as results are recorded or as it closes.
 extension PostgresJournal {
-    public var leasePollInterval: Double { min(max(leaseSeconds / 4, 0.1), 5) }
+    package var leasePollInterval: Double { min(max(leaseSeconds / 4, 0.1), 5) }
 
     /// The answer `leaseAhead` prepared, or the file leased alone (its record read with it, for `record`).
-    public func lease(root: String, relativePath: String) throws -> JournalLease {
+    package func lease(root: String, relativePath: String) throws -> JournalLease {
         let key = PostgresJournal.key(root, relativePath)
         if let answer = aheadLease(key) { return answer }
         try leaseAll([JournalFileKey(root: root, relativePath: relativePath)])
         return aheadLease(key) ?? .heldElsewhere(owner: "another worker")
     }
 
-    public func endLease(root: String, relativePath: String) {
+    package func endLease(root: String, relativePath: String) {
         _ = aheadRecord(PostgresJournal.key(root, relativePath))
         guard takeHeld(root, relativePath) else { return }
         _ = try? withConnection { connection in
@@ -69,7 +69,7 @@ extension PostgresJournal {
 
     /// Stops renewing and gives back any lease still held (files of a run that stopped early), so other workers
     /// take them over at once instead of after the lease time.
-    public func close() throws {
+    package func close() throws {
         stateLock.lock()
         stopped = true
         let leftover = held

@@ -3,12 +3,12 @@ import IngestNative
 
 /// Lookups of the shared journal.
 extension PostgresJournal {
-    public func knows(root: String) throws -> Bool {
+    package func knows(root: String) throws -> Bool {
         // Other workers add files at any moment: every file is looked up.
         true
     }
 
-    public func record(root: String, relativePath: String) throws -> JournalRecord? {
+    package func record(root: String, relativePath: String) throws -> JournalRecord? {
         // Read with the file's lease, or with its batch when it needs none.
         if let known = aheadRecord(PostgresJournal.key(root, relativePath)) { return known }
         return try withConnection { connection in
@@ -19,7 +19,7 @@ extension PostgresJournal {
         }
     }
 
-    public func forEachRecord(_ body: (JournalRecord) throws -> Void) throws {
+    package func forEachRecord(_ body: (JournalRecord) throws -> Void) throws {
         var after: (String, String)?
         while true {
             // Pages in path order, so a journal of any size is walked in bounded memory.
@@ -37,13 +37,13 @@ extension PostgresJournal {
         }
     }
 
-    public func counts() throws -> [JournalState: Int] {
+    package func counts() throws -> [JournalState: Int] {
         try withConnection { connection in
             JournalRow.counts(try connection.execute("SELECT state, COUNT(*) FROM ingest_files GROUP BY state"))
         }
     }
 
-    public func stages(fileID: Int64) throws -> [JournalStage] {
+    package func stages(fileID: Int64) throws -> [JournalStage] {
         try withConnection { connection in
             try connection.execute(
                 """
@@ -54,7 +54,7 @@ extension PostgresJournal {
         }
     }
 
-    public func meta(_ key: String) throws -> String? {
+    package func meta(_ key: String) throws -> String? {
         try withConnection { connection in
             try connection.execute("SELECT value FROM ingest_meta WHERE key = $1", [key]).first?.first ?? nil
         }

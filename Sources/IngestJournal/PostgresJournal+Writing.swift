@@ -5,7 +5,7 @@ import IngestNative
 /// The shared journal's writes: each one commits before it returns (the database is the queue), the statements of
 /// one write sent together in one pipeline — one round trip, one transaction.
 extension PostgresJournal {
-    public func setMeta(_ key: String, _ value: String) throws {
+    package func setMeta(_ key: String, _ value: String) throws {
         try withConnection { connection in
             try connection.execute(
                 "INSERT INTO ingest_meta(key, value) VALUES ($1, $2) ON CONFLICT(key) DO UPDATE SET value = $2",
@@ -13,14 +13,14 @@ extension PostgresJournal {
         }
     }
 
-    public func commit() throws {}
+    package func commit() throws {}
 
     /// Claims `key` for a file this worker holds the lease on. A claim made by another worker stands while that
     /// worker's lease on its file lives: two copies of one content started at the same moment on two machines
     /// cannot both pass (the INSERT … ON CONFLICT is one atomic step in PostgreSQL), and a claim whose worker
     /// stopped is taken over with its lease. Done files, and files that failed after a request went out, hold
     /// their keys in `ingest_files` for good.
-    public func claim(
+    package func claim(
         key: String, root: String, relativePath: String, path: String, excluding existingID: Int64?
     ) throws -> String? {
         stateLock.lock()
@@ -61,7 +61,7 @@ extension PostgresJournal {
         return nil
     }
 
-    public func release(key: String) {
+    package func release(key: String) {
         stateLock.lock()
         let path = claims.removeValue(forKey: key)
         stateLock.unlock()
@@ -124,14 +124,14 @@ extension PostgresJournal {
 
     static func id(_ answers: [[[String?]]]) -> Int64 { Int64(answers.first?.first?.first.flatMap { $0 } ?? "") ?? 0 }
 
-    public func begin(_ start: JournalStart) throws -> Int64 {
+    package func begin(_ start: JournalStart) throws -> Int64 {
         try withConnection { connection in
             PostgresJournal.id(try connection.pipeline(writeRow(start, state: .running)))
         }
     }
 
     /// The row and its first network stage as started, one pipeline: one round trip, one commit.
-    public func begin(_ start: JournalStart, stageAt position: Int, name: String) throws -> Int64 {
+    package func begin(_ start: JournalStart, stageAt position: Int, name: String) throws -> Int64 {
         let started = stageStartedSQL(
             file: (
                 "(SELECT id FROM ingest_files WHERE root = $1 AND relative_path = $2)",
@@ -143,7 +143,7 @@ extension PostgresJournal {
         }
     }
 
-    public func finish(
+    package func finish(
         _ start: JournalStart, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
         facts: JSONObject
     ) throws {
@@ -177,7 +177,7 @@ extension PostgresJournal {
         try withConnection { connection in _ = try connection.pipeline(statements) }
     }
 
-    public func stageStarted(fileID: Int64, position: Int, name: String, barrier: Bool) throws {
+    package func stageStarted(fileID: Int64, position: Int, name: String, barrier: Bool) throws {
         let statements = stageStartedSQL(
             file: ("$1::bigint", [String(fileID)]), position: position, name: name, barrier: barrier)
         try withConnection { connection in _ = try connection.pipeline(statements) }
@@ -205,7 +205,7 @@ extension PostgresJournal {
         return statements
     }
 
-    public func stageFinished(
+    package func stageFinished(
         fileID: Int64, position: Int, name: String, status: JournalStage.Status, outputs: JSONObject,
         error: String?, barrier: Bool
     ) throws {
@@ -224,7 +224,7 @@ extension PostgresJournal {
         }
     }
 
-    public func recordWithoutWork(
+    package func recordWithoutWork(
         root: String, relativePath: String, path: String, pipeline: String, configHash: String, state: JournalState,
         failures: [RuleFailure] = [], reason: String? = nil, duplicateOf: String? = nil,
         templateValues: JSONObject = [:]
@@ -247,7 +247,7 @@ extension PostgresJournal {
         }
     }
 
-    public func refreshIdentity(fileID: Int64, size: Int64, modified: Int64, inode: UInt64) throws {
+    package func refreshIdentity(fileID: Int64, size: Int64, modified: Int64, inode: UInt64) throws {
         try withConnection { connection in
             try connection.execute(
                 "UPDATE ingest_files SET size = $2, mtime_ns = $3, inode = $4 WHERE id = $1",

@@ -13,15 +13,15 @@ import IngestNative
 /// of those not done in another). Every write commits before it returns, its statements sent in one pipeline, and
 /// the file's result and the end of its lease are one transaction, so no other worker can take a file whose result
 /// is not yet recorded.
-public final class PostgresJournal: @unchecked Sendable, JournalStore {
+package final class PostgresJournal: @unchecked Sendable, JournalStore {
     /// The URL with its password redacted: what every message shows.
-    public let path: String
-    public var localFiles: [String] { [] }
-    public let runID: String
+    package let path: String
+    package var localFiles: [String] { [] }
+    package let runID: String
     /// Names this worker in the lease table and in messages: `host:pid:run`.
-    public let owner: String
+    package let owner: String
     /// Seconds a lease lasts without renewal.
-    public let leaseSeconds: Double
+    package let leaseSeconds: Double
 
     let conninfo: String
     let secret: String?
@@ -44,13 +44,13 @@ public final class PostgresJournal: @unchecked Sendable, JournalStore {
     var workLock: FileLock?
 
     /// True for `postgres://` and `postgresql://` URLs: `--journal` takes one of these or a file path.
-    public static func isURL(_ text: String) -> Bool {
+    package static func isURL(_ text: String) -> Bool {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
     }
 
     /// Connects to the database at `url` and, for a writer, creates the tables if needed and starts renewing
     /// leases. `workLockPath` is locked so two workers on one machine cannot share (and clear) one work folder.
-    public convenience init(
+    package convenience init(
         url: String, writer: Bool = true, leaseSeconds: Double = 60, workLockPath: String? = nil
     ) throws {
         try self.init(url: url, writer: writer, leaseSeconds: leaseSeconds, workLockPath: workLockPath, renews: true)

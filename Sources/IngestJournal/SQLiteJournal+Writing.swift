@@ -9,7 +9,7 @@ extension SQLiteJournal {
     /// it — one of this run, or a journaled file that is done, or failed after a request went out. Check and claim
     /// are one step under a lock, so two workers cannot both take a key. (One run writes a SQLite journal at a
     /// time, so the claims of this run are all there are.)
-    public func claim(
+    package func claim(
         key: String, root: String, relativePath: String, path: String, excluding existingID: Int64?
     ) throws -> String? {
         claimLock.lock()
@@ -30,7 +30,7 @@ extension SQLiteJournal {
     }
 
     /// Gives a key back (its file failed before anything left the machine).
-    public func release(key: String) {
+    package func release(key: String) {
         claimLock.lock()
         claims[key] = nil
         claimLock.unlock()
@@ -39,7 +39,7 @@ extension SQLiteJournal {
     /// Writes the file's row as `running` (one more attempt) and returns its id; committed with the barrier of
     /// the first stage that uses the network. Files that never reach such a stage skip this: their one row is
     /// written by `finish`, since losing it in a crash only means redoing local work.
-    public func begin(_ start: JournalStart) throws -> Int64 {
+    package func begin(_ start: JournalStart) throws -> Int64 {
         try batches.write(barrier: false) {
             let id = try upsert(start, state: .running, countAttempt: true)
             if !start.keepStages, start.existingID != nil {
@@ -124,7 +124,7 @@ extension SQLiteJournal {
 
     /// Records the end of a file's work: its state, failures or skip reason, facts and hash. `id` is the row
     /// `begin` wrote, or nil when the file never reached a network stage (then the whole row is written here).
-    public func finish(
+    package func finish(
         _ start: JournalStart, id: Int64?, state: JournalState, failures: [RuleFailure], reason: String?,
         facts: JSONObject
     ) throws {
@@ -167,7 +167,7 @@ extension SQLiteJournal {
 
     /// Records that a stage starts. For a stage that uses the network this is a barrier: committed before the
     /// stage may run, so a crash from here on is known to have happened mid-stage.
-    public func stageStarted(fileID: Int64, position: Int, name: String, barrier: Bool) throws {
+    package func stageStarted(fileID: Int64, position: Int, name: String, barrier: Bool) throws {
         try batches.write(barrier: barrier) {
             try batches.statement(
                 """
@@ -184,7 +184,7 @@ extension SQLiteJournal {
     }
 
     /// Records how a stage ended and what it produced; a barrier for a stage that uses the network.
-    public func stageFinished(
+    package func stageFinished(
         fileID: Int64, position: Int, name: String, status: JournalStage.Status, outputs: JSONObject,
         error: String?, barrier: Bool
     ) throws {
@@ -205,7 +205,7 @@ extension SQLiteJournal {
 
     /// Records a file skipped as a duplicate of `earlier`, or one that failed before work on it could start (a
     /// walker problem, an unreadable file): no stage ran.
-    public func recordWithoutWork(
+    package func recordWithoutWork(
         root: String, relativePath: String, path: String, pipeline: String, configHash: String, state: JournalState,
         failures: [RuleFailure] = [], reason: String? = nil, duplicateOf: String? = nil,
         templateValues: JSONObject = [:]
@@ -233,7 +233,7 @@ extension SQLiteJournal {
 
     /// A done file whose size, mtime or inode changed but whose content did not (a copy, a `touch`): the new
     /// identity is kept so the next run takes the fast check again.
-    public func refreshIdentity(fileID: Int64, size: Int64, modified: Int64, inode: UInt64) throws {
+    package func refreshIdentity(fileID: Int64, size: Int64, modified: Int64, inode: UInt64) throws {
         batches.enqueue { [self] in
             try batches.statement("UPDATE files SET size = ?2, mtime_ns = ?3, inode = ?4 WHERE id = ?1").run([
                 .integer(fileID), .integer(size), .integer(modified), .integer(Int64(bitPattern: inode)),
@@ -241,7 +241,7 @@ extension SQLiteJournal {
         }
     }
 
-    public func setMeta(_ key: String, _ value: String) throws {
+    package func setMeta(_ key: String, _ value: String) throws {
         try batches.write(barrier: false) {
             try batches.statement(
                 "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2"

@@ -14,8 +14,8 @@ import IngestNative
 /// wait on each other for the journal: lookups go through a pool of read connections (WAL readers do not block the
 /// writer), and the records of finished files are queued in memory and written as one transaction by whichever
 /// worker finds the batch due (`SQLiteBatchWriter`).
-public final class SQLiteJournal: @unchecked Sendable {
-    public let path: String
+package final class SQLiteJournal: @unchecked Sendable {
+    package let path: String
     /// The writer connection and its batches.
     let batches: SQLiteBatchWriter
     var writerLock: FileLock?
@@ -27,7 +27,7 @@ public final class SQLiteJournal: @unchecked Sendable {
     private let readerLock = NSLock()
     private var readers: [SQLiteJournalReader] = []
     /// Identifies this run: a `running` row of another run that made no side effect holds no dedupe key.
-    public let runID: String
+    package let runID: String
 
     /// Keys claimed by files of this run (their rows may not be written, or committed, yet); guarded by
     /// `claimLock`.
@@ -40,11 +40,11 @@ public final class SQLiteJournal: @unchecked Sendable {
     var upsertWithoutIDStatement: Statement?
 
     /// Writes per transaction, and seconds a transaction stays open, before a commit.
-    public var batchLimit: Int {
+    package var batchLimit: Int {
         get { batches.batchLimit }
         set { batches.batchLimit = newValue }
     }
-    public var batchInterval: Double {
+    package var batchInterval: Double {
         get { batches.batchInterval }
         set { batches.batchInterval = newValue }
     }
@@ -53,7 +53,7 @@ public final class SQLiteJournal: @unchecked Sendable {
     static let walSizeLimit = 8 << 20
 
     /// Opens (creating it and its folder when `create` is true) the journal at `path`. A writer takes the lock.
-    public init(path: String, writer: Bool = true, create: Bool = true) throws {
+    package init(path: String, writer: Bool = true, create: Bool = true) throws {
         self.path = path
         runID = UUID().uuidString.lowercased()
         let folder = (path as NSString).deletingLastPathComponent
@@ -135,7 +135,7 @@ public final class SQLiteJournal: @unchecked Sendable {
     }
 
     /// Writes everything queued and commits; throws if a batch written earlier failed.
-    public func commit() throws {
+    package func commit() throws {
         try batches.commit()
     }
 
@@ -143,7 +143,7 @@ public final class SQLiteJournal: @unchecked Sendable {
     /// (`wal_checkpoint(TRUNCATE)`), so the one file is the whole journal: a copy or cache of it alone resumes.
     /// A reader (`ingest status` beside a run) does neither: taking the write lock could hold up the run's next
     /// batch.
-    public func close() throws {
+    package func close() throws {
         batches.stopBackgroundWriter()
         guard writerLock != nil else {
             dropReaders()
@@ -216,8 +216,8 @@ final class SQLiteJournalReader {
 }
 
 extension SQLiteJournal: JournalStore {
-    public var localFiles: [String] { [path, path + "-wal", path + "-shm", path + ".lock"] }
-    public func lease(root: String, relativePath: String) throws -> JournalLease { .granted }
-    public func endLease(root: String, relativePath: String) {}
-    public var leasePollInterval: Double { 1 }
+    package var localFiles: [String] { [path, path + "-wal", path + "-shm", path + ".lock"] }
+    package func lease(root: String, relativePath: String) throws -> JournalLease { .granted }
+    package func endLease(root: String, relativePath: String) {}
+    package var leasePollInterval: Double { 1 }
 }

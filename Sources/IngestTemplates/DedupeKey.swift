@@ -5,15 +5,15 @@ import IngestCore
 /// journaled file already holds is skipped, naming that file. `{{sha256}}` skips the same content under another
 /// name; `"{{dir.name}}-{{date.yyyyMMdd}}"` is HelpPet's "one recording per pet per day", enforced before a
 /// request could be refused with 409.
-public struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertible {
+package struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertible {
     /// The key parsed once, at load, by the one template parser; its variables are all plain built-ins.
     let template: Template
-    public var source: String { template.source }
+    package var source: String { template.source }
 
     /// The variables a key may use: built-ins only, since it is rendered before any stage runs.
     static let variables = JournalTemplate.variables
 
-    public init(_ source: String) throws {
+    package init(_ source: String) throws {
         let parts = try Template.parse(source) { inside in
             let name = inside.trimmingCharacters(in: .whitespaces)
             guard DedupeKey.variables.contains(name) else {
@@ -30,14 +30,14 @@ public struct DedupeKey: OptionValue, Sendable, Equatable, CustomStringConvertib
         template = Template(source: source, parts: parts)
     }
 
-    public init(from node: ConfigNode) throws { self = try node.template(Self.init(_:)) }
+    package init(from node: ConfigNode) throws { self = try node.template(Self.init(_:)) }
 
-    public static var jsonSchema: JSONValue { ["type": "string"] }
-    public var description: String { source }
+    package static var jsonSchema: JSONValue { ["type": "string"] }
+    package var description: String { source }
 
     /// The key for one file, rendered by the shared template renderer (the same `uuid`, `date` and cached
     /// `sha256` the upload templates see). Throws `ItemFailed` (stage `dedupe`) when a value cannot be had.
-    public func render(for item: Item, settings: RunSettings) throws -> String {
+    package func render(for item: Item, settings: RunSettings) throws -> String {
         let scope = TemplateScope(item: item, context: StageContext(settings: settings), stage: "dedupe")
         var out = ""
         for part in template.parts {
@@ -74,7 +74,7 @@ package struct DedupeOptions: StageOptions, Sendable {
 /// The built-in template values the journal needs before any stage runs: which ones a dedupe key may use (no
 /// stage has run yet, so no stage results), and the `uuid` and `date` it fixes first, kept in `item.templateValues`
 /// (and the journal) so a re-run names the same; `TemplateScope` reads `{{uuid}}` and `{{date.*}}` through them.
-public enum JournalTemplate {
+package enum JournalTemplate {
     static let variables = [
         "sha256", "file.name", "file.stem", "file.ext", "file.path", "dir.name", "date.yyyy", "date.MM", "date.dd",
         "date.yyyyMMdd", "uuid",

@@ -2,17 +2,17 @@ import Foundation
 import IngestCore
 
 /// One `Name: template` header line; a mapping in the file keeps its order.
-public struct HeaderTemplate: Sendable, Equatable {
-    public var name: String
-    public var value: Template
+package struct HeaderTemplate: Sendable, Equatable {
+    package var name: String
+    package var value: Template
 }
 
 /// Request headers as written in the file: a mapping of names to value templates, order kept.
-public struct HeaderTemplates: OptionValue, Sendable, Equatable {
-    public var entries: [HeaderTemplate] = []
-    public init() {}
+package struct HeaderTemplates: OptionValue, Sendable, Equatable {
+    package var entries: [HeaderTemplate] = []
+    package init() {}
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard case .mapping(let pairs) = node.kind else {
             if node.isNull { return }
             throw node.error("expected a mapping of header names to values, found \(node.kindDescription)")
@@ -26,7 +26,7 @@ public struct HeaderTemplates: OptionValue, Sendable, Equatable {
         }
     }
 
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         ["type": "object", "additionalProperties": ["type": ["string", "number", "boolean"]]]
     }
 }

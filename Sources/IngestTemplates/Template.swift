@@ -5,7 +5,7 @@ import IngestCore
 /// into URLs, headers, keys and JSON, never HTML). Parsed when the pipeline loads, so a malformed template is a
 /// pipeline-file error with a line number rather than a per-file surprise. A variable may end in filters, as in
 /// Liquid: `{{geohash | first:5}}` (seed 004 groups objects by a 5-character cell of a 6-character geohash).
-public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertible {
+package struct Template: OptionValue, Sendable, Equatable, CustomStringConvertible {
     enum Part: Sendable, Equatable {
         case text(String)
         case variable(String)
@@ -13,18 +13,18 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
         case filtered(String, [TemplateFilter])
     }
 
-    public let source: String
+    package let source: String
     let parts: [Part]
 
     /// The empty template: a placeholder default for options that are required (it never reaches a request).
-    public static let empty = Template(source: "", parts: [])
+    package static let empty = Template(source: "", parts: [])
 
     init(source: String, parts: [Part]) {
         self.source = source
         self.parts = parts
     }
 
-    public init(_ source: String) throws {
+    package init(_ source: String) throws {
         self.init(source: source, parts: try Self.parse(source) { try Self.variable($0, in: source) })
     }
 
@@ -61,13 +61,13 @@ public struct Template: OptionValue, Sendable, Equatable, CustomStringConvertibl
         return filters.isEmpty ? .variable(name) : .filtered(name, filters)
     }
 
-    public init(from node: ConfigNode) throws { self = try node.template(Self.init(_:)) }
+    package init(from node: ConfigNode) throws { self = try node.template(Self.init(_:)) }
 
-    public static var jsonSchema: JSONValue { ["type": "string"] }
-    public var description: String { source }
+    package static var jsonSchema: JSONValue { ["type": "string"] }
+    package var description: String { source }
 
     /// Every variable named, in order.
-    public var variables: [String] {
+    package var variables: [String] {
         parts.compactMap {
             switch $0 {
             case .variable(let name), .filtered(let name, _): return name
@@ -132,9 +132,9 @@ extension ConfigNode {
 }
 
 /// A template the pipeline file cannot hold: caught at load and reported at the option's line.
-public struct TemplateSyntaxError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+package struct TemplateSyntaxError: Error, Sendable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
 
     package init(message: String) { self.message = message }
 }

@@ -4,18 +4,18 @@ import IngestCore
 /// A JSON value written in YAML whose strings are templates: `json:` bodies and s3-post `fields:`. Plain YAML
 /// numbers, booleans and null keep their type; a quoted or plain string is a template, and one that is exactly
 /// `{{x}}` takes x's type (so `"{{probe.duration}}"` sends a number and `"{{ticket.upload_fields}}"` an object).
-public indirect enum TemplateValue: OptionValue, Sendable, Equatable {
+package indirect enum TemplateValue: OptionValue, Sendable, Equatable {
     case literal(JSONValue)
     case text(Template)
     case array([TemplateValue])
     case object([TemplatePair])
 
-    public struct TemplatePair: Sendable, Equatable {
-        public var key: String
-        public var value: TemplateValue
+    package struct TemplatePair: Sendable, Equatable {
+        package var key: String
+        package var value: TemplateValue
     }
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         switch node.kind {
         case .scalar(let text, let plain):
             if node.isNull {
@@ -38,7 +38,7 @@ public indirect enum TemplateValue: OptionValue, Sendable, Equatable {
         }
     }
 
-    public static var jsonSchema: JSONValue { [:] }
+    package static var jsonSchema: JSONValue { [:] }
 
     package func render(_ scope: TemplateScope) throws -> JSONValue {
         switch self {

@@ -4,25 +4,25 @@ import IngestNative
 /// A run asked to stop (Ctrl-C, SIGTERM): set once, never cleared. Transfers in flight that registered here are
 /// cancelled at once, backoff and rate-limit waits end early, no new file starts, and stages that see it fail their
 /// file as interrupted (not done), so the journal sends the next run back to that stage.
-public final class RunCancellation: @unchecked Sendable {
+package final class RunCancellation: @unchecked Sendable {
     private let condition = NSCondition()
     private var why: String?
     private var transfers: [ObjectIdentifier: HTTPTransfer] = [:]
     private var observers: [@Sendable () -> Void] = []
 
-    public init() {}
+    package init() {}
 
-    public var isCancelled: Bool { reason != nil }
+    package var isCancelled: Bool { reason != nil }
 
     /// What stopped the run (`SIGINT`), or nil while it goes on.
-    public var reason: String? {
+    package var reason: String? {
         condition.lock()
         defer { condition.unlock() }
         return why
     }
 
     /// Stops the run; later calls do nothing. Safe from any thread (not from a signal handler).
-    public func cancel(reason: String) {
+    package func cancel(reason: String) {
         condition.lock()
         guard why == nil else {
             condition.unlock()

@@ -7,13 +7,13 @@ import IngestNative
 /// the file it belongs to, and answers it from the test file's stubs, or, in a dry run, with the status the stage
 /// counts as success and an empty body — the fields of such an answer render as `<ticket.upload_url>` in the
 /// templates after it.
-public final class Rehearsal: @unchecked Sendable {
+package final class Rehearsal: @unchecked Sendable {
     /// A server's answer as a test file gives it.
-    public struct Stub: Sendable {
-        public var status: Int
-        public var json: JSONValue?
-        public var headers: [(name: String, value: String)]
-        public init(status: Int = 200, json: JSONValue? = nil, headers: [(name: String, value: String)] = []) {
+    package struct Stub: Sendable {
+        package var status: Int
+        package var json: JSONValue?
+        package var headers: [(name: String, value: String)]
+        package init(status: Int = 200, json: JSONValue? = nil, headers: [(name: String, value: String)] = []) {
             self.status = status
             self.json = json
             self.headers = headers
@@ -26,10 +26,10 @@ public final class Rehearsal: @unchecked Sendable {
     private var recorded: [String: [RehearsedRequest]] = [:]
 
     /// A dry run: every request answered with its success status and no body; answer fields render as placeholders.
-    public init() { stubs = nil }
+    package init() { stubs = nil }
 
     /// A test: requests answered from `stubs` (a stage without one gets its success status and no body).
-    public init(stubs: [String: Stub]) { self.stubs = stubs }
+    package init(stubs: [String: Stub]) { self.stubs = stubs }
 
     package var isDryRun: Bool { stubs == nil }
 
@@ -43,7 +43,7 @@ public final class Rehearsal: @unchecked Sendable {
     }
 
     /// The requests recorded for the file at `path` (as the runner opened it), in order; forgotten once taken.
-    public func take(path: String) -> [RehearsedRequest] {
+    package func take(path: String) -> [RehearsedRequest] {
         lock.withLock { recorded.removeValue(forKey: path) ?? [] }
     }
 
@@ -58,20 +58,20 @@ public final class Rehearsal: @unchecked Sendable {
 }
 
 /// One request a stage would have sent, secrets redacted by `Redaction`'s one rule set.
-public struct RehearsedRequest: Sendable {
+package struct RehearsedRequest: Sendable {
     /// The stage's kind (`request`, `upload`) and its `as:` name.
-    public var stage: String
-    public var resultName: String?
-    public var method: String
-    public var url: String
-    public var headers: [(name: String, value: String)]
+    package var stage: String
+    package var resultName: String?
+    package var method: String
+    package var url: String
+    package var headers: [(name: String, value: String)]
     /// The body as text: JSON, a form's fields (`name=value` lines), or what a file upload streams.
-    public var body: String?
+    package var body: String?
     /// What else the request carries: an S3 key and part plan, a local copy's destination.
-    public var notes: [String]
+    package var notes: [String]
 
     /// The lines `--dry-run` prints for it.
-    public var lines: [String] {
+    package var lines: [String] {
         var lines = ["\(stage)\(resultName.map { " (as \($0))" } ?? ""): \(method) \(url)"]
         lines += headers.map { "  \($0.name): \($0.value)" }
         if let body { lines += body.split(separator: "\n", omittingEmptySubsequences: false).map { "  | \($0)" } }
@@ -80,7 +80,7 @@ public struct RehearsedRequest: Sendable {
     }
 
     /// The fields `ingest test` compares: `url`, `method`, `body`, `key`, `headers.NAME`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: JSONObject = [
             "stage": .string(resultName ?? stage), "method": .string(method), "url": .string(url),
         ]

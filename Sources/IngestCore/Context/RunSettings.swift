@@ -8,14 +8,15 @@ public struct RunSettings: Sendable {
     /// Per-file limit for one probe (FFmpeg is interrupted past it).
     public var probeTimeout: Double
     /// True for `ingest validate`: stages that need the network are left out.
-    public var offline: Bool
+    package var offline: Bool
     /// The process environment (for `${VAR}` and `env.NAME`).
     public var environment: [String: String]
     /// Set for `--dry-run` and `ingest test`: network stages render their requests and ask it instead of sending.
-    public var rehearsal: Rehearsal?
+    package var rehearsal: Rehearsal?
     /// Where `-v` events go (each request's attempts); nil logs nothing.
-    public var logger: Logger?
+    package var logger: Logger?
 
+    /// Settings with the defaults the command line uses; `environment` is the process's unless given.
     public init(
         workDirectory: String = ".ingest/work", probeTimeout: Double = 10, offline: Bool = false,
         environment: [String: String] = ProcessInfo.processInfo.environment

@@ -2,36 +2,36 @@ import Foundation
 import Logging
 
 /// What a stage sees besides the item.
-public struct StageContext: Sendable {
-    public var settings: RunSettings
+package struct StageContext: Sendable {
+    package var settings: RunSettings
     /// The stage's `as:` name, if the pipeline gave one; results are stored under it.
-    public var resultName: String?
+    package var resultName: String?
 
     /// Where a stage that moves bytes (an upload, a transcode) says how far it got, for the live display.
-    public var progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)?
+    package var progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)?
     /// Where a stage that waits (`poll`) says what it is waiting on (`processing 40%`), for the live display.
-    public var status: (@Sendable (String) -> Void)?
+    package var status: (@Sendable (String) -> Void)?
 
     /// The stage's place in the run (0 for the first), set by the runner; nil when a stage is run on its own.
-    public var position: Int?
+    package var position: Int?
 
     /// Set when the run is being stopped (Ctrl-C): network stages cancel their transfers through it.
-    public var cancellation: RunCancellation?
+    package var cancellation: RunCancellation?
 
     /// True when the journal will record each file's SHA-256: an upload then hashes the bytes it sends rather than
     /// the file being read once more afterwards. The runner sets it false for `--no-journal`.
-    public var wantsContentHash = true
+    package var wantsContentHash = true
 
     /// True when an earlier run started this stage for the file and never finished it (it was killed mid-call) or
     /// failed it: what the stage sends may have reached the server already, so a 409 can be that call's echo.
-    public var mayHaveRunBefore = false
+    package var mayHaveRunBefore = false
 
     /// The run's logger with the file and stage as metadata (the runner sets them); nil logs nothing.
-    public var logger: Logger?
+    package var logger: Logger?
     /// The file's timings, where each request records its attempts; nil when a stage is run on its own.
-    public var timings: FileTimings?
+    package var timings: FileTimings?
 
-    public init(
+    package init(
         settings: RunSettings, resultName: String? = nil,
         progress: (@Sendable (_ done: Int64, _ total: Int64?) -> Void)? = nil, position: Int? = nil,
         cancellation: RunCancellation? = nil
@@ -47,13 +47,13 @@ public struct StageContext: Sendable {
     /// The folder under the work folder that a stage named `stage` writes its files into: `<position>-<stage>`
     /// (`3-jpeg`) in a run, so two stages of one kind (a resize, then a recompress) each write a file of their own
     /// rather than the second finding its output path taken by its input; `<stage>` when run on its own.
-    public func workFolderName(for stage: String) -> String {
+    package func workFolderName(for stage: String) -> String {
         position.map { "\($0)-\(stage)" } ?? stage
     }
 
     /// Reports bytes done (of `total`, when known) for the current stage; a no-op when nothing displays progress.
-    public func reportProgress(done: Int64, total: Int64?) { progress?(done, total) }
+    package func reportProgress(done: Int64, total: Int64?) { progress?(done, total) }
 
     /// Shows `text` beside the file in the live display; a no-op when nothing displays progress.
-    public func reportStatus(_ text: String) { status?(text) }
+    package func reportStatus(_ text: String) { status?(text) }
 }

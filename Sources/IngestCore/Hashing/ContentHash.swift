@@ -5,7 +5,7 @@ import IngestNative
 extension Item {
     /// SHA-256 (lower-case hex) of the input file, read once in 256 KiB chunks and cached: the journal, `dedupe`
     /// keys and the `{{sha256}}` template share the one value, so a file is never hashed twice.
-    public func sha256(stage: String = "input") throws -> String {
+    package func sha256(stage: String = "input") throws -> String {
         if let knownSHA256 { return knownSHA256 }
         if artifact == path, case .string(let streamed)? = templateValues["sha256"] {
             knownSHA256 = streamed

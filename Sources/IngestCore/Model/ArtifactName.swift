@@ -6,7 +6,7 @@ import Foundation
 extension Item {
     /// Extension of the artifact without the dot: the input's own (case kept) until a stage made a file of another
     /// format, then that file's (`jpg`, `mp4`, `m4a`). A JPEG recompressed from a `.JPEG` keeps `JPEG`.
-    public var artifactExtension: String {
+    package var artifactExtension: String {
         let original = (fileName as NSString).pathExtension
         guard artifact != path else { return original }
         let made = (artifact as NSString).pathExtension
@@ -14,16 +14,16 @@ extension Item {
     }
 
     /// The input's name without its extension (`IMG_1`), as `file.stem`.
-    public var artifactStem: String { (fileName as NSString).deletingPathExtension }
+    package var artifactStem: String { (fileName as NSString).deletingPathExtension }
 
     /// `IMG_1.jpg` for `IMG_1.HEIC` recompressed; the input's name when no stage changed the format.
-    public var artifactName: String {
+    package var artifactName: String {
         let ext = artifactExtension
         return ext.isEmpty ? artifactStem : artifactStem + "." + ext
     }
 
     /// The relative path with the artifact's name (`day1/clip.mp4`): the default upload key.
-    public var artifactRelativePath: String {
+    package var artifactRelativePath: String {
         let folder = (relativePath as NSString).deletingLastPathComponent
         return folder.isEmpty ? artifactName : folder + "/" + artifactName
     }

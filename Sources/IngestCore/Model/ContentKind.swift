@@ -11,7 +11,7 @@ public enum ContentKind: String, Sendable, CaseIterable {
     case empty, unknown
 
     /// Name for messages ("content is JPEG, extension says .mov").
-    public var displayName: String {
+    package var displayName: String {
         switch self {
         case .jpeg: "JPEG"
         case .png: "PNG"
@@ -35,13 +35,13 @@ public enum ContentKind: String, Sendable, CaseIterable {
         }
     }
 
-    public var isImage: Bool { [.jpeg, .png, .heif, .gif, .webp].contains(self) }
-    public var isTimedMedia: Bool {
+    package var isImage: Bool { [.jpeg, .png, .heif, .gif, .webp].contains(self) }
+    package var isTimedMedia: Bool {
         [.quicktime, .mp4, .m4a, .matroska, .webm, .wav, .mp3, .aac, .flac, .ogg].contains(self)
     }
 
     /// The contents an extension may hold; nil for extensions this tool has no opinion on.
-    public static func accepted(forExtension ext: String) -> Set<ContentKind>? {
+    package static func accepted(forExtension ext: String) -> Set<ContentKind>? {
         switch ext.lowercased() {
         case "mov", "qt": [.quicktime, .mp4]
         case "mp4", "m4v": [.mp4, .quicktime]

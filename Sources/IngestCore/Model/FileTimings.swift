@@ -3,13 +3,13 @@ import Foundation
 /// How long one file took, for the reports: when it started, seconds per stage, and each request's attempts (a
 /// file that passed after two 503s says so in the JSON Lines report). Stages append from the file's worker; parts of
 /// a multipart upload from their own threads, hence the lock.
-public final class FileTimings: @unchecked Sendable {
-    public let started = Date()
+package final class FileTimings: @unchecked Sendable {
+    package let started = Date()
     private let lock = NSLock()
     private var stages: [(name: String, seconds: Double)] = []
     private var requests: [JSONValue] = []
 
-    public init() {}
+    package init() {}
 
     package func stage(_ name: String, seconds: Double) { lock.withLock { stages.append((name, seconds)) } }
 
@@ -28,10 +28,10 @@ public final class FileTimings: @unchecked Sendable {
     }
 
     /// Seconds from the start until now.
-    public var seconds: Double { Date().timeIntervalSince(started) }
+    package var seconds: Double { Date().timeIntervalSince(started) }
 
     /// `{"started": "2026-…Z", "seconds": 1.234, "stages": [{"stage": "probe", "seconds": 0.01}], "requests": […]}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         lock.withLock {
             var object: JSONObject = [
                 "started": .string(Timestamp.string(started)), "seconds": .double(Self.rounded(seconds)),

@@ -5,8 +5,8 @@
 /// Its time grows with pattern length × path length whatever the pattern (a table over pattern and path segments,
 /// and within a segment a scan that only ever goes back to the last `*`): a fully backtracking matcher took 53 s for
 /// `**/*a*a*a*a*a*a*a*a*b` against one name of 40 `a`s, and minutes for `**/` repeated over a deep path.
-public struct Glob: Sendable, Equatable, CustomStringConvertible {
-    public let pattern: String
+package struct Glob: Sendable, Equatable, CustomStringConvertible {
+    package let pattern: String
     private let segments: [Segment]
 
     /// One `/`-separated piece of the pattern.
@@ -42,17 +42,17 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public init(_ pattern: String) {
+    package init(_ pattern: String) {
         self.pattern = pattern
         segments = pattern.lowercased().split(separator: "/", omittingEmptySubsequences: true).map { piece in
             piece == "**" ? .anyDepth : .name(Glob.tokens(Array(piece)))
         }
     }
 
-    public var description: String { pattern }
+    package var description: String { pattern }
 
     /// True when the whole relative path (segments joined by `/`) matches.
-    public func matches(_ relativePath: String) -> Bool {
+    package func matches(_ relativePath: String) -> Bool {
         var steps = 0
         return matches(relativePath, steps: &steps)
     }

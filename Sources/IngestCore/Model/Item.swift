@@ -3,13 +3,16 @@ import IngestNative
 
 /// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.
 public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
+    /// The stage that found it (`validate`, `upload` …).
     public var stage: String
+    /// The rule broken.
     public var rule: RuleName
+    /// What was wrong, for a person: names the value and the limit, or the server's answer.
     public var message: String
-    public var expected: String?
-    public var actual: String?
+    package var expected: String?
+    package var actual: String?
 
-    public init(stage: String, rule: RuleName, message: String, expected: String? = nil, actual: String? = nil) {
+    package init(stage: String, rule: RuleName, message: String, expected: String? = nil, actual: String? = nil) {
         self.stage = stage
         self.rule = rule
         self.message = message
@@ -17,9 +20,10 @@ public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
         self.actual = actual
     }
 
+    /// `stage.rule: message`.
     public var description: String { "\(stage).\(rule): \(message)" }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object: JSONObject = ["stage": .string(stage), "rule": .string(rule.rawValue), "message": .string(message)]
         if let expected { object["expected"] = .string(expected) }
         if let actual { object["actual"] = .string(actual) }
@@ -29,17 +33,18 @@ public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
 
 /// Thrown by a stage when the file breaks one or more rules. The item fails; later stages do not run on it;
 /// the batch goes on.
-public struct ItemFailed: Error, Sendable, CustomStringConvertible {
-    public var failures: [RuleFailure]
-    public init(_ failures: [RuleFailure]) { self.failures = failures }
-    public init(stage: String, rule: RuleName, message: String, expected: String? = nil, actual: String? = nil) {
+package struct ItemFailed: Error, Sendable, CustomStringConvertible {
+    package var failures: [RuleFailure]
+    package init(_ failures: [RuleFailure]) { self.failures = failures }
+    package init(stage: String, rule: RuleName, message: String, expected: String? = nil, actual: String? = nil) {
         self.failures = [RuleFailure(stage: stage, rule: rule, message: message, expected: expected, actual: actual)]
     }
+    /// Every failure, `; `-separated.
     public var description: String { failures.map(\.description).joined(separator: "; ") }
 }
 
 /// What a stage decided for an item that broke no rule.
-public enum StageOutcome: Sendable, Equatable {
+package enum StageOutcome: Sendable, Equatable {
     /// Go on with the next stage.
     case proceed
     /// Stop here without failing (e.g. no location and `required: false` elsewhere, a 409 mapped to skip).
@@ -53,21 +58,21 @@ public enum ItemStatus: String, Sendable {
 
 /// One input file flowing through the stages. A worker owns it while it runs, so it is not shared across threads
 /// concurrently; stages read and add facts (`probe`, `geohash`, `ticket` …) that later stages and templates use.
-public final class Item: @unchecked Sendable {
+package final class Item: @unchecked Sendable {
     /// Path as opened (the walked root joined with the relative path).
-    public let path: String
+    package let path: String
     /// Path relative to the input root it was found under (what reports and `file.path` show).
-    public let relativePath: String
+    package let relativePath: String
     /// The input root (a file or folder given on the command line) it was found under; empty when not walked.
-    public let root: String
+    package let root: String
     /// The position of `root` among the inputs of the run (0 for the first, in the walker's order); with the
     /// relative path it tells every item of a run apart, even when two roots hold the same relative path or one
     /// root is given twice, so the item's work files never clash with another's.
-    public let rootIndex: Int
+    package let rootIndex: Int
     /// Size in bytes when listed.
-    public let size: Int64
+    package let size: Int64
     /// The file later stages act on: the original, or a transcoded file in the work directory.
-    public var artifact: String {
+    package var artifact: String {
         // A new artifact (a transcoded file) has facts of its own: a later probe must read it, not the original.
         didSet {
             if artifact != oldValue {
@@ -80,30 +85,30 @@ public final class Item: @unchecked Sendable {
         }
     }
     /// Facts added by stages, in the order they were added.
-    public var facts = JSONObject()
+    package var facts = JSONObject()
     /// Cached probe of `artifact`, shared by validate, probe and geohash so a file is opened once.
-    public var probeResult: ProbeResult?
+    package var probeResult: ProbeResult?
     /// Files in the work directory made for this item (transcoded artifacts); removed when the item is done.
-    public var temporaryFiles: [String] = []
+    package var temporaryFiles: [String] = []
     /// The probe error, cached as well so a broken file is not opened again by each stage.
-    public var probeError: ItemFailed?
+    package var probeError: ItemFailed?
     /// Template values made on first use and then fixed for the file (`uuid`, `sha256`, `md5`, `date`), so a key
     /// and the callback that reports it agree; the journal saves `uuid` and `date` before any upload so a re-run
     /// after a crash reuses them.
-    public var templateValues = JSONObject()
+    package var templateValues = JSONObject()
     /// SHA-256 (hex) of the input file once known: read by `sha256(stage:)`, restored from the journal, or set by
     /// a stage that streamed the original file anyway.
-    public var knownSHA256: String?
+    package var knownSHA256: String?
     /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
     /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
     package var validated: FileStatus?
     /// When the file started, its stages' seconds and its requests' attempts (for the reports).
-    public let timings = FileTimings()
+    package let timings = FileTimings()
     /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
     /// asks for a fresh ticket through this.
     package var rerun: [String: () throws -> StageOutcome] = [:]
 
-    public init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {
+    package init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {
         self.path = path
         self.relativePath = relativePath
         self.size = size
@@ -113,9 +118,9 @@ public final class Item: @unchecked Sendable {
     }
 
     /// Final name component (`clip.mov`).
-    public var fileName: String { (relativePath as NSString).lastPathComponent }
+    package var fileName: String { (relativePath as NSString).lastPathComponent }
     /// Lower-cased extension without the dot (`mov`), empty when none.
-    public var fileExtension: String { (fileName as NSString).pathExtension.lowercased() }
+    package var fileExtension: String { (fileName as NSString).pathExtension.lowercased() }
 }
 
 extension Item {

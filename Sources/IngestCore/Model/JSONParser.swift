@@ -4,7 +4,7 @@ extension JSONValue {
     /// Parses JSON text keeping object keys in the order the server sent them (JSONSerialization does not on
     /// Linux), because an S3 POST form must send the ticket's `upload_fields` in the order given. Integers stay
     /// `.int` when they fit; nesting is limited so a hostile response cannot exhaust the stack.
-    public static func parse(_ bytes: [UInt8]) throws -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws -> JSONValue {
         var parser = JSONTextParser(bytes: bytes)
         parser.skipSpace()
         let value = try parser.value(depth: 0)
@@ -13,16 +13,16 @@ extension JSONValue {
         return value
     }
 
-    public static func parse(_ text: String) throws -> JSONValue { try parse(Array(text.utf8)) }
+    package static func parse(_ text: String) throws -> JSONValue { try parse(Array(text.utf8)) }
 }
 
-public struct JSONParseError: Error, CustomStringConvertible, Sendable {
+package struct JSONParseError: Error, CustomStringConvertible, Sendable {
     /// Deepest nesting parsed (each level is a stack frame); deeper text fails with `tooDeep` set.
-    public static let maxDepth = 200
-    public var offset: Int
-    public var message: String
-    public var tooDeep = false
-    public var description: String { "invalid JSON at byte \(offset): \(message)" }
+    package static let maxDepth = 200
+    package var offset: Int
+    package var message: String
+    package var tooDeep = false
+    package var description: String { "invalid JSON at byte \(offset): \(message)" }
 }
 
 private struct JSONTextParser {

@@ -12,13 +12,13 @@ public enum JSONValue: Equatable, Sendable {
     case array([JSONValue])
     case object(JSONObject)
 
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
     /// Follows a dotted path (`probe.duration`, `ticket.upload_info.storage_path`).
-    public func lookup(_ dottedPath: String) -> JSONValue? {
+    package func lookup(_ dottedPath: String) -> JSONValue? {
         var current: JSONValue? = self
         for part in dottedPath.split(separator: ".", omittingEmptySubsequences: false) {
             guard let value = current else { return nil }
@@ -33,7 +33,7 @@ public enum JSONValue: Equatable, Sendable {
         return current
     }
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         switch self {
         case .string(let s): return s
         case .int(let i): return String(i)
@@ -43,7 +43,7 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .int(let i): return Double(i)
         case .double(let d): return d
@@ -60,7 +60,7 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// Indented JSON text (two spaces), keys in insertion order.
-    public func prettySerialized() -> String {
+    package func prettySerialized() -> String {
         var out = ""
         write(to: &out, indent: "  ", level: 0)
         return out
@@ -133,7 +133,7 @@ public enum JSONValue: Equatable, Sendable {
 public struct JSONObject: Equatable, Sendable, ExpressibleByDictionaryLiteral {
     public private(set) var pairs: [(String, JSONValue)] = []
 
-    public init() {}
+    package init() {}
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         for (key, value) in elements { self[key] = value }
     }

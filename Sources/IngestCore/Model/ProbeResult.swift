@@ -2,10 +2,14 @@ import Foundation
 
 /// A point on Earth from ISO 6709 metadata or EXIF GPS.
 public struct GeoLocation: Equatable, Sendable {
+    /// Degrees north.
     public var latitude: Double
+    /// Degrees east.
     public var longitude: Double
+    /// Metres, when recorded.
     public var altitude: Double?
 
+    /// A location.
     public init(latitude: Double, longitude: Double, altitude: Double? = nil) {
         self.latitude = latitude
         self.longitude = longitude
@@ -31,28 +35,42 @@ public struct GeoLocation: Equatable, Sendable {
 
 /// One stream, with ffprobe's field names.
 public struct StreamInfo: Equatable, Sendable {
+    /// The stream's index in the container.
     public var index: Int
+    /// `video`, `audio`, `subtitle`, `data` or `attachment`.
     public var codecType: String  // video, audio, subtitle, data, attachment
+    /// FFmpeg's codec name (`h264`, `aac`).
     public var codecName: String?
+    /// The codec profile (`High`).
     public var profile: String?
+    /// Pixels, for video.
     public var width: Int?
+    /// Pixels, for video.
     public var height: Int?
     /// Average frame rate in frames per second (ffprobe's avg_frame_rate as a number).
     public var frameRate: Double?
     /// Display-matrix rotation in degrees as ffprobe reports it (e.g. -90 for a portrait iPhone clip).
     public var rotation: Double?
+    /// Hz, for audio.
     public var sampleRate: Int?
+    /// Audio channels.
     public var channels: Int?
+    /// `stereo`, `5.1` …
     public var channelLayout: String?
+    /// The stream's language tag.
     public var language: String?
+    /// Seconds, when known.
     public var duration: Double?
+    /// Bits per second, when known.
     public var bitRate: Int64?
 
+    /// A stream with only its index and type known.
     public init(index: Int, codecType: String) {
         self.index = index
         self.codecType = codecType
     }
 
+    /// The value as reports and templates show it.
     public var json: JSONValue {
         var object: JSONObject = ["index": .int(Int64(index)), "codec_type": .string(codecType)]
         if let codecName { object["codec_name"] = .string(codecName) }
@@ -73,14 +91,18 @@ public struct StreamInfo: Equatable, Sendable {
 
 /// Facts of a still image (JPEG, PNG, HEIC) read from its header and EXIF.
 public struct ImageInfo: Equatable, Sendable {
+    /// Pixels.
     public var width: Int
+    /// Pixels.
     public var height: Int
     /// EXIF orientation 1…8 (1 when absent).
     public var orientation: Int
     /// EXIF DateTimeOriginal as written (`2024:05:01 12:34:56`).
     public var dateTimeOriginal: String?
+    /// True when the EXIF holds a GPS position.
     public var hasGPS: Bool
 
+    /// An image's header facts.
     public init(width: Int, height: Int, orientation: Int = 1, dateTimeOriginal: String? = nil, hasGPS: Bool = false) {
         self.width = width
         self.height = height
@@ -100,23 +122,31 @@ public struct ProbeResult: Equatable, Sendable {
     public var duration: Double?
     /// True when the container had no duration and it was derived from the streams.
     public var durationEstimated: Bool = false
+    /// Bytes.
     public var size: Int64
+    /// Bits per second, when known.
     public var bitRate: Int64?
+    /// Every stream, in container order.
     public var streams: [StreamInfo] = []
     /// Container creation_time, ISO 8601 as written by the muxer.
     public var creationTime: String?
+    /// Where it was recorded (ISO 6709 or EXIF GPS), when it says.
     public var location: GeoLocation?
+    /// A photo's header facts.
     public var image: ImageInfo?
     /// Set when an ISO-BMFF file is shorter than its index and boxes say (a copy cut short); `validate` fails it.
     public var truncation: Truncation?
 
+    /// A result with no streams yet.
     public init(content: ContentKind, formatName: String, size: Int64) {
         self.content = content
         self.formatName = formatName
         self.size = size
     }
 
+    /// The video streams.
     public var videoStreams: [StreamInfo] { streams.filter { $0.codecType == "video" } }
+    /// The audio streams.
     public var audioStreams: [StreamInfo] { streams.filter { $0.codecType == "audio" } }
 
     /// Width and height as displayed: the first video stream's (or the image's), not swapped for rotation.
@@ -153,11 +183,15 @@ public struct ProbeResult: Equatable, Sendable {
 
 /// Why a file could not be probed; `rule` names it for reports (`unreadable`, `corrupt`, `timeout`, `unsafe`).
 public struct ProbeError: Error, Sendable, CustomStringConvertible {
+    /// `unreadable`, `corrupt`, `timeout`, `unsafe` or `unsupported`.
     public var rule: RuleName
+    /// What FFmpeg or the sniffer said.
     public var message: String
+    /// A probe failure.
     public init(rule: RuleName, message: String) {
         self.rule = rule
         self.message = message
     }
+    /// The message.
     public var description: String { message }
 }

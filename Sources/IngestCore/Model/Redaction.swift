@@ -17,8 +17,8 @@ import Foundation
 ///   (`token`, `password`, `secret` …).
 /// Kept: `X-Amz-Credential`, `X-Goog-Credential`, `GoogleAccessId` and Azure's `sv`/`se`/`sp`: they name a key or a
 /// scope, not a secret.
-public enum Redaction {
-    public static let placeholder = "REDACTED"
+package enum Redaction {
+    package static let placeholder = "REDACTED"
 
     /// Query parameters (and `name=value` pairs in text) whose values are secrets, compared case-insensitively.
     static let secretQueryNames: Set<String> = [
@@ -38,7 +38,7 @@ public enum Redaction {
 
     /// A URL with secret query values and any password replaced; everything else (path, other parameters, order)
     /// unchanged.
-    public static func url(_ url: String) -> String {
+    package static func url(_ url: String) -> String {
         let url = userinfo(url)
         guard let queryStart = url.firstIndex(of: "?") else { return url }
         let fragmentStart = url[queryStart...].firstIndex(of: "#") ?? url.endIndex
@@ -52,7 +52,7 @@ public enum Redaction {
     }
 
     /// One header's value, redacted if the header carries a secret.
-    public static func headerValue(name: String, value: String) -> String {
+    package static func headerValue(name: String, value: String) -> String {
         let lower = name.lowercased().trimmingCharacters(in: .whitespaces)
         if lower == "authorization" || lower == "proxy-authorization" { return authorization(value) }
         if secretHeaderNames.contains(lower) { return placeholder }
@@ -60,18 +60,18 @@ public enum Redaction {
     }
 
     /// A header list, order kept.
-    public static func headers(_ headers: [(String, String)]) -> [(String, String)] {
+    package static func headers(_ headers: [(String, String)]) -> [(String, String)] {
         headers.map { ($0.0, headerValue(name: $0.0, value: $0.1)) }
     }
 
     /// A header map.
-    public static func headers(_ headers: [String: String]) -> [String: String] {
+    package static func headers(_ headers: [String: String]) -> [String: String] {
         Dictionary(uniqueKeysWithValues: headers.map { ($0.key, headerValue(name: $0.key, value: $0.value)) })
     }
 
     /// One form field's or JSON key's value, redacted if it is a secret. A POST policy is redacted whole: with its
     /// signature it is the right to upload, and the README promises reports never show it.
-    public static func fieldValue(name: String, value: String) -> String {
+    package static func fieldValue(name: String, value: String) -> String {
         let lower = name.lowercased()
         if lower == "authorization" || lower == "proxy-authorization" { return authorization(value) }
         if secretFieldNames.contains(lower) { return value.isEmpty ? value : placeholder }
@@ -79,12 +79,12 @@ public enum Redaction {
     }
 
     /// A form field map (an S3 POST ticket's `upload_fields`).
-    public static func fields(_ fields: [String: String]) -> [String: String] {
+    package static func fields(_ fields: [String: String]) -> [String: String] {
         Dictionary(uniqueKeysWithValues: fields.map { ($0.key, fieldValue(name: $0.key, value: $0.value)) })
     }
 
     /// An ordered form field list.
-    public static func fields(_ fields: [(String, String)]) -> [(String, String)] {
+    package static func fields(_ fields: [(String, String)]) -> [(String, String)] {
         fields.map { ($0.0, fieldValue(name: $0.0, value: $0.1)) }
     }
 
@@ -92,7 +92,7 @@ public enum Redaction {
     /// `Signature=` in Authorization values, URL passwords, bearer/basic credentials, secret headers written as
     /// `Name: value`, and secret fields written as JSON (`"x-amz-signature": "…"`). Applying it twice changes
     /// nothing more.
-    public static func text(_ text: String) -> String {
+    package static func text(_ text: String) -> String {
         var result = text
         for (pattern, template) in textRules {
             let range = NSRange(result.startIndex..., in: result)

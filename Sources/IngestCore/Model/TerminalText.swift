@@ -2,10 +2,10 @@
 /// name holding a newline, `ok    holiday.mov` and `ESC[8m` would otherwise print a forged `ok` line and hide the
 /// real failure. JSON Lines and JUnit escape on their own; every human line (the table, progress, `status`, `probe`)
 /// goes through here.
-public enum TerminalText {
+package enum TerminalText {
     /// C0 controls, DEL and C1 controls (U+0080–U+009F) as escapes (`\n`, `\r`, `\t`, else `\x1b`), and a
     /// backslash doubled so an escape cannot be forged either; everything else unchanged.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {

@@ -17,6 +17,7 @@ public struct Truncation: Equatable, Sendable {
         self.part = part
     }
 
+    /// Bytes the file lacks.
     public var missingBytes: Int64 { neededBytes - size }
 
     /// "the file is cut short: its media data needs 1,234,567 bytes, the file has 1,000,000".

@@ -3,15 +3,15 @@ import Foundation
 /// A condition on a JSON answer: dotted field paths and the values each may have
 /// (`fields.status: [completed, failed]`, or one value). It holds when every field named has one of its values,
 /// compared as text (`100` matches the number 100).
-public struct FieldCondition: OptionValue, Sendable, Equatable, CustomStringConvertible {
-    public struct Entry: Sendable, Equatable {
-        public var path: String
-        public var values: [String]
+package struct FieldCondition: OptionValue, Sendable, Equatable, CustomStringConvertible {
+    package struct Entry: Sendable, Equatable {
+        package var path: String
+        package var values: [String]
     }
-    public var entries: [Entry] = []
-    public init() {}
+    package var entries: [Entry] = []
+    package init() {}
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard case .mapping(let pairs) = node.kind, !pairs.isEmpty else {
             throw node.error(
                 "expected a mapping of answer fields to the values that end the wait (fields.status: [completed, "
@@ -33,7 +33,7 @@ public struct FieldCondition: OptionValue, Sendable, Equatable, CustomStringConv
         }
     }
 
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         let scalar: JSONValue = ["type": ["string", "number", "boolean"]]
         return [
             "type": "object", "minProperties": 1,
@@ -56,7 +56,7 @@ public struct FieldCondition: OptionValue, Sendable, Equatable, CustomStringConv
             separator: ", ")
     }
 
-    public var description: String {
+    package var description: String {
         entries.map { "\($0.path) in [\($0.values.joined(separator: ", "))]" }.joined(separator: " and ")
     }
 }

@@ -3,14 +3,14 @@ import Foundation
 /// A value that can appear in a pipeline file: it decodes itself from a node (throwing an error that carries the
 /// node's line and column) and describes itself as JSON Schema. Stage options are built from these, so one
 /// declaration drives validation, the README reference and `ingest schema`.
-public protocol OptionValue {
+package protocol OptionValue {
     init(from node: ConfigNode) throws
     static var jsonSchema: JSONValue { get }
 }
 
 /// A stage's options: a struct with defaults in `init()` and a list of fields. Decoding starts from the
 /// defaults, rejects unknown keys (with a suggestion), and checks required ones.
-public protocol StageOptions: OptionValue {
+package protocol StageOptions: OptionValue {
     init()
     static var fields: [OptionField<Self>] { get }
     /// Cross-field checks after decoding (e.g. min ≤ max); throw `node.error(...)`.
@@ -18,9 +18,9 @@ public protocol StageOptions: OptionValue {
 }
 
 extension StageOptions {
-    public func validate(at node: ConfigNode) throws {}
+    package func validate(at node: ConfigNode) throws {}
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         self.init()
         let fields = Self.fields
         if node.isNull {
@@ -49,7 +49,7 @@ extension StageOptions {
         try validate(at: node)
     }
 
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         var properties = JSONObject()
         for field in fields { properties[field.name] = field.schema }
         var schema: JSONObject = ["type": "object", "additionalProperties": false, "properties": .object(properties)]
@@ -60,13 +60,13 @@ extension StageOptions {
 }
 
 /// One option of a stage: its name in the file, its documentation, and how it is decoded into the options struct.
-public struct OptionField<Root> {
-    public let name: String
-    public let doc: String
-    public let required: Bool
+package struct OptionField<Root> {
+    package let name: String
+    package let doc: String
+    package let required: Bool
     /// How the default reads in the docs (`"200"`, `"number of cores"`); nil when there is none.
-    public let defaultText: String?
-    public let valueSchema: JSONValue
+    package let defaultText: String?
+    package let valueSchema: JSONValue
     package let assign: (inout Root, ConfigNode) throws -> Void
 
     init(
@@ -81,7 +81,7 @@ public struct OptionField<Root> {
         self.assign = assign
     }
 
-    public var schema: JSONValue {
+    package var schema: JSONValue {
         guard case .object(var object) = valueSchema else { return valueSchema }
         var described = JSONObject()
         described["description"] = .string(defaultText.map { "\(doc) Default: \($0)." } ?? doc)
@@ -90,7 +90,7 @@ public struct OptionField<Root> {
         return .object(object)
     }
 
-    public init<Value: OptionValue>(
+    package init<Value: OptionValue>(
         _ name: String, _ keyPath: WritableKeyPath<Root, Value>, doc: String, required: Bool = false,
         default defaultText: String? = nil
     ) {
@@ -100,7 +100,7 @@ public struct OptionField<Root> {
             assign: { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) })
     }
 
-    public init<Value: OptionValue>(
+    package init<Value: OptionValue>(
         _ name: String, _ keyPath: WritableKeyPath<Root, Value?>, doc: String, required: Bool = false,
         default defaultText: String? = nil
     ) {
@@ -114,65 +114,65 @@ public struct OptionField<Root> {
 // MARK: - Scalars
 
 extension String: OptionValue {
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard let text = node.scalar, !node.isNull else {
             throw node.error("expected a string, found \(node.kindDescription)")
         }
         self = text
     }
-    public static var jsonSchema: JSONValue { ["type": "string"] }
+    package static var jsonSchema: JSONValue { ["type": "string"] }
 }
 
 extension Bool: OptionValue {
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         switch node.scalar {
         case "true", "True", "TRUE", "yes", "on": self = true
         case "false", "False", "FALSE", "no", "off": self = false
         default: throw node.error("expected true or false, found \(node.kindDescription)")
         }
     }
-    public static var jsonSchema: JSONValue { ["type": "boolean"] }
+    package static var jsonSchema: JSONValue { ["type": "boolean"] }
 }
 
 extension Int: OptionValue {
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard let text = node.scalar, let value = Int(text.replacingOccurrences(of: "_", with: "")) else {
             throw node.error("expected a whole number, found \(node.kindDescription)")
         }
         self = value
     }
-    public static var jsonSchema: JSONValue { ["type": "integer"] }
+    package static var jsonSchema: JSONValue { ["type": "integer"] }
 }
 
 extension Double: OptionValue {
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard let text = node.scalar, let value = Double(text), value.isFinite else {
             throw node.error("expected a number, found \(node.kindDescription)")
         }
         self = value
     }
-    public static var jsonSchema: JSONValue { ["type": "number"] }
+    package static var jsonSchema: JSONValue { ["type": "number"] }
 }
 
 extension Array: OptionValue where Element: OptionValue {
     /// A list; a single scalar is accepted as a list of one (`extensions: mov`).
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         switch node.kind {
         case .sequence(let items): self = try items.map { try Element(from: $0) }
         case .scalar where !node.isNull: self = [try Element(from: node)]
         default: throw node.error("expected a list, found \(node.kindDescription)")
         }
     }
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         ["anyOf": [["type": "array", "items": Element.jsonSchema], Element.jsonSchema]]
     }
 }
 
 /// Options whose values are a closed set of words (`require: [audio]`, `metadata: strip`).
-public protocol OptionEnum: OptionValue, CaseIterable, RawRepresentable where RawValue == String {}
+package protocol OptionEnum: OptionValue, CaseIterable, RawRepresentable where RawValue == String {}
 
 extension OptionEnum {
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         let text = try String(from: node)
         let names = Self.allCases.map(\.rawValue)
         guard let value = Self(rawValue: text) else {
@@ -182,7 +182,7 @@ extension OptionEnum {
         }
         self = value
     }
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         ["type": "string", "enum": .array(allCases.map { .string($0.rawValue) })]
     }
 }

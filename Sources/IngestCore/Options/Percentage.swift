@@ -1,12 +1,12 @@
 import Foundation
 
 /// A share written as `5%` (or a fraction such as `0.05`), e.g. the `jpeg` stage's `min_savings`.
-public struct Percentage: OptionValue, Equatable, Sendable, CustomStringConvertible {
+package struct Percentage: OptionValue, Equatable, Sendable, CustomStringConvertible {
     /// 0…1.
-    public var fraction: Double
-    public init(fraction: Double) { self.fraction = fraction }
+    package var fraction: Double
+    package init(fraction: Double) { self.fraction = fraction }
 
-    public static func parse(_ text: String) -> Percentage? {
+    package static func parse(_ text: String) -> Percentage? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasSuffix("%") {
             guard let value = Double(trimmed.dropLast().trimmingCharacters(in: .whitespaces)), (0...100).contains(value)
@@ -17,14 +17,14 @@ public struct Percentage: OptionValue, Equatable, Sendable, CustomStringConverti
         return Percentage(fraction: value)
     }
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard let text = node.scalar, !node.isNull, let value = Percentage.parse(text) else {
             throw node.error("expected a percentage such as 5% (or a fraction 0…1), found \(node.kindDescription)")
         }
         self = value
     }
 
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         [
             "anyOf": [
                 ["type": "number", "minimum": 0, "maximum": 1],
@@ -33,5 +33,5 @@ public struct Percentage: OptionValue, Equatable, Sendable, CustomStringConverti
         ]
     }
 
-    public var description: String { "\(JSONValue.format((fraction * 1000).rounded() / 10))%" }
+    package var description: String { "\(JSONValue.format((fraction * 1000).rounded() / 10))%" }
 }

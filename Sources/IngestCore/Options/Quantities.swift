@@ -1,9 +1,9 @@
 import Foundation
 
 /// A byte count written as `104857600`, `100MB` (10⁸ bytes), `100MiB` (100 × 2²⁰) or `1.5GB`.
-public struct ByteSize: OptionValue, Equatable, Comparable, Sendable, CustomStringConvertible {
-    public var bytes: Int64
-    public init(bytes: Int64) { self.bytes = bytes }
+package struct ByteSize: OptionValue, Equatable, Comparable, Sendable, CustomStringConvertible {
+    package var bytes: Int64
+    package init(bytes: Int64) { self.bytes = bytes }
 
     static let units: [(String, Double)] = [
         ("KiB", 1024), ("MiB", 1024 * 1024), ("GiB", 1024 * 1024 * 1024), ("TiB", 1024 * 1024 * 1024 * 1024),
@@ -12,7 +12,7 @@ public struct ByteSize: OptionValue, Equatable, Comparable, Sendable, CustomStri
     ]
 
     /// Parses the text forms; nil when it is not a size.
-    public static func parse(_ text: String) -> ByteSize? {
+    package static func parse(_ text: String) -> ByteSize? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")
         if let whole = Int64(trimmed), whole >= 0 { return ByteSize(bytes: whole) }
         // Past Int64: still a size, one that the range check refuses with the allowed span.
@@ -28,25 +28,25 @@ public struct ByteSize: OptionValue, Equatable, Comparable, Sendable, CustomStri
         return nil
     }
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard let text = node.scalar, let size = ByteSize.parse(text) else {
             throw node.error("expected a size such as 104857600, 100MB or 100MiB, found \(node.kindDescription)")
         }
         self = size
     }
 
-    public static var jsonSchema: JSONValue { ["anyOf": [["type": "integer", "minimum": 0], sizePattern]] }
+    package static var jsonSchema: JSONValue { ["anyOf": [["type": "integer", "minimum": 0], sizePattern]] }
 
     static let sizePattern: JSONValue = [
         "type": "string", "pattern": "^\\s*[0-9_]+(\\.[0-9]+)?\\s*(B|K|M|G|KB|kB|MB|GB|TB|KiB|MiB|GiB|TiB)?\\s*$",
     ]
 
-    public static func < (lhs: ByteSize, rhs: ByteSize) -> Bool { lhs.bytes < rhs.bytes }
+    package static func < (lhs: ByteSize, rhs: ByteSize) -> Bool { lhs.bytes < rhs.bytes }
 
     /// Human form in binary units with the exact count for small values (`5 B`, `1.5 MiB`).
-    public var description: String { ByteSize.format(bytes) }
+    package var description: String { ByteSize.format(bytes) }
 
-    public static func format(_ bytes: Int64) -> String {
+    package static func format(_ bytes: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes)
         var unit = 0
@@ -61,11 +61,11 @@ public struct ByteSize: OptionValue, Equatable, Comparable, Sendable, CustomStri
 }
 
 /// A span of time written as `3600` (seconds), `90s`, `1h30m`, `500ms` or `1.5s`.
-public struct DurationValue: OptionValue, Equatable, Comparable, Sendable, CustomStringConvertible {
-    public var seconds: Double
-    public init(seconds: Double) { self.seconds = seconds }
+package struct DurationValue: OptionValue, Equatable, Comparable, Sendable, CustomStringConvertible {
+    package var seconds: Double
+    package init(seconds: Double) { self.seconds = seconds }
 
-    public static func parse(_ text: String) -> DurationValue? {
+    package static func parse(_ text: String) -> DurationValue? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let plain = Double(trimmed), plain.isFinite, plain >= 0 { return DurationValue(seconds: plain) }
         var total = 0.0
@@ -103,22 +103,22 @@ public struct DurationValue: OptionValue, Equatable, Comparable, Sendable, Custo
         return DurationValue(seconds: total)
     }
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard let text = node.scalar, let duration = DurationValue.parse(text) else {
             throw node.error("expected a duration such as 3600, 90s or 1h30m, found \(node.kindDescription)")
         }
         self = duration
     }
 
-    public static var jsonSchema: JSONValue { ["anyOf": [["type": "number", "minimum": 0], durationPattern]] }
+    package static var jsonSchema: JSONValue { ["anyOf": [["type": "number", "minimum": 0], durationPattern]] }
 
     static let durationPattern: JSONValue = [
         "type": "string", "pattern": "^\\s*([0-9]+(\\.[0-9]+)?\\s*|([0-9]+(\\.[0-9]+)?(ms|s|m|min|h|d))+)\\s*$",
     ]
 
-    public static func < (lhs: DurationValue, rhs: DurationValue) -> Bool { lhs.seconds < rhs.seconds }
+    package static func < (lhs: DurationValue, rhs: DurationValue) -> Bool { lhs.seconds < rhs.seconds }
 
-    public var description: String {
+    package var description: String {
         // Whole seconds print as an integer only where Int64 holds them; past that (never loaded) as a number.
         seconds == seconds.rounded() && abs(seconds) < 9e15
             ? "\(Int64(seconds))s" : "\(JSONValue.format((seconds * 1000).rounded() / 1000))s"

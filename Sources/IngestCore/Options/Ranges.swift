@@ -5,7 +5,7 @@ import Foundation
 
 /// A value an option holds that has a range: a field's own (`OptionField(…, range:)`) or else the type's
 /// `defaultRange`, the widest span the code that uses it handles.
-public protocol RangedOptionValue: OptionValue, Comparable {
+package protocol RangedOptionValue: OptionValue, Comparable {
     static var defaultRange: ClosedRange<Self> { get }
     /// How a bound reads in messages (`1024`, `366d`, `1 PiB`).
     var rangeText: String { get }
@@ -38,7 +38,7 @@ extension RangedOptionValue {
 
 extension OptionField {
     /// A field whose value must lie in `range`, said with the option's name and place when it does not.
-    public init<Value: RangedOptionValue>(
+    package init<Value: RangedOptionValue>(
         _ name: String, _ keyPath: WritableKeyPath<Root, Value>, range: ClosedRange<Value>, doc: String,
         required: Bool = false, default defaultText: String? = nil
     ) {
@@ -48,7 +48,7 @@ extension OptionField {
         ) { root, node in root[keyPath: keyPath] = try Value.decode(node, name: name, range: range) }
     }
 
-    public init<Value: RangedOptionValue>(
+    package init<Value: RangedOptionValue>(
         _ name: String, _ keyPath: WritableKeyPath<Root, Value?>, range: ClosedRange<Value>, doc: String,
         required: Bool = false, default defaultText: String? = nil
     ) {
@@ -61,27 +61,27 @@ extension OptionField {
 
 /// Whole numbers: without a range of their own, 0 … 2³¹−1 (counts and pixel sizes; no product of two overflows).
 extension Int: RangedOptionValue {
-    public static var defaultRange: ClosedRange<Int> { 0...Int(Int32.max) }
-    public var rangeText: String { "\(self)" }
-    public static func jsonSchema(in range: ClosedRange<Int>) -> JSONValue {
+    package static var defaultRange: ClosedRange<Int> { 0...Int(Int32.max) }
+    package var rangeText: String { "\(self)" }
+    package static func jsonSchema(in range: ClosedRange<Int>) -> JSONValue {
         ["type": "integer", "minimum": .int(Int64(range.lowerBound)), "maximum": .int(Int64(range.upperBound))]
     }
 }
 
 extension Double: RangedOptionValue {
-    public static var defaultRange: ClosedRange<Double> { 0...1e9 }
-    public var rangeText: String { JSONValue.format(self) }
-    public static func jsonSchema(in range: ClosedRange<Double>) -> JSONValue {
+    package static var defaultRange: ClosedRange<Double> { 0...1e9 }
+    package var rangeText: String { JSONValue.format(self) }
+    package static func jsonSchema(in range: ClosedRange<Double>) -> JSONValue {
         ["type": "number", "minimum": .double(range.lowerBound), "maximum": .double(range.upperBound)]
     }
 }
 
 /// Sizes: up to 1 PiB, far past any file, and far from where byte arithmetic overflows.
 extension ByteSize: RangedOptionValue {
-    public static let maximum = ByteSize(bytes: 1 << 50)
-    public static var defaultRange: ClosedRange<ByteSize> { ByteSize(bytes: 0)...maximum }
-    public var rangeText: String { description }
-    public static func jsonSchema(in range: ClosedRange<ByteSize>) -> JSONValue {
+    package static let maximum = ByteSize(bytes: 1 << 50)
+    package static var defaultRange: ClosedRange<ByteSize> { ByteSize(bytes: 0)...maximum }
+    package var rangeText: String { description }
+    package static func jsonSchema(in range: ClosedRange<ByteSize>) -> JSONValue {
         [
             "anyOf": [
                 ["type": "integer", "minimum": .int(range.lowerBound.bytes), "maximum": .int(range.upperBound.bytes)],
@@ -93,13 +93,13 @@ extension ByteSize: RangedOptionValue {
 
 /// Durations: up to 366 days, which every timer and clock conversion handles.
 extension DurationValue: RangedOptionValue {
-    public static let maximum = DurationValue(seconds: 366 * 86400)
-    public static var defaultRange: ClosedRange<DurationValue> { DurationValue(seconds: 0)...maximum }
-    public var rangeText: String {
+    package static let maximum = DurationValue(seconds: 366 * 86400)
+    package static var defaultRange: ClosedRange<DurationValue> { DurationValue(seconds: 0)...maximum }
+    package var rangeText: String {
         seconds >= 86400 && seconds.truncatingRemainder(dividingBy: 86400) == 0
             ? "\(Int(seconds / 86400))d" : description
     }
-    public static func jsonSchema(in range: ClosedRange<DurationValue>) -> JSONValue {
+    package static func jsonSchema(in range: ClosedRange<DurationValue>) -> JSONValue {
         [
             "anyOf": [
                 [
@@ -147,12 +147,12 @@ extension RangedOptionValue {
 
 extension DurationValue {
     /// Limits on one network exchange (`connect_timeout`, a request's `timeout`): 1 ms to a day.
-    public static let timeoutRange = DurationValue(seconds: 0.001)...DurationValue(seconds: 86400)
+    package static let timeoutRange = DurationValue(seconds: 0.001)...DurationValue(seconds: 86400)
 }
 
 extension Percentage: Comparable, RangedOptionValue {
-    public static func < (lhs: Percentage, rhs: Percentage) -> Bool { lhs.fraction < rhs.fraction }
-    public static var defaultRange: ClosedRange<Percentage> { Percentage(fraction: 0)...Percentage(fraction: 1) }
-    public var rangeText: String { description }
-    public static func jsonSchema(in range: ClosedRange<Percentage>) -> JSONValue { jsonSchema }
+    package static func < (lhs: Percentage, rhs: Percentage) -> Bool { lhs.fraction < rhs.fraction }
+    package static var defaultRange: ClosedRange<Percentage> { Percentage(fraction: 0)...Percentage(fraction: 1) }
+    package var rangeText: String { description }
+    package static func jsonSchema(in range: ClosedRange<Percentage>) -> JSONValue { jsonSchema }
 }

@@ -3,12 +3,12 @@ import Foundation
 /// `when:` on a stage — which files the stage applies to. Other files go past it untouched, as if it were not in
 /// the list, so one pipeline can hold rules per kind of media (preflight checks durations of recordings only,
 /// dimensions of photos only). Every condition given must hold.
-public struct StageCondition: StageOptions, Sendable {
-    public var extensions: [String]?
-    public var paths: [String]?
-    public init() {}
+package struct StageCondition: StageOptions, Sendable {
+    package var extensions: [String]?
+    package var paths: [String]?
+    package init() {}
 
-    public static var fields: [OptionField<StageCondition>] {
+    package static var fields: [OptionField<StageCondition>] {
         [
             OptionField(
                 "extensions", \.extensions, doc: "The stage applies to files with one of these extensions (any case)."),
@@ -17,7 +17,7 @@ public struct StageCondition: StageOptions, Sendable {
         ]
     }
 
-    public func validate(at node: ConfigNode) throws {
+    package func validate(at node: ConfigNode) throws {
         if extensions == nil && paths == nil { throw node.error("'when' needs 'extensions' or 'paths'") }
         if extensions?.isEmpty == true || paths?.isEmpty == true {
             throw node.error("'when' with an empty list matches no file")
@@ -25,7 +25,7 @@ public struct StageCondition: StageOptions, Sendable {
     }
 
     /// True when the stage should run on `item`.
-    public func matches(_ item: Item) -> Bool {
+    package func matches(_ item: Item) -> Bool {
         if let extensions {
             let wanted = extensions.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) }
             if !wanted.contains(item.fileExtension) { return false }

@@ -6,9 +6,9 @@ import IngestCore
 /// `+59.3293+018.0686+012.000/`, and the degrees-minutes(-seconds) forms `+5919.758+01804.116/`,
 /// `+591945.48+0180406.96/`. Latitude has 2 integer degree digits, longitude 3; an optional altitude in metres
 /// follows; a `CRS…` suffix and the closing `/` are ignored.
-public enum ISO6709 {
+package enum ISO6709 {
     /// The location in `text`, or nil when it is not a valid ISO 6709 point.
-    public static func parse(_ text: String) -> GeoLocation? {
+    package static func parse(_ text: String) -> GeoLocation? {
         var body = Substring(text.trimmingCharacters(in: .whitespacesAndNewlines))
         if let crs = body.range(of: "CRS") { body = body[..<crs.lowerBound] }
         while body.last == "/" { body.removeLast() }

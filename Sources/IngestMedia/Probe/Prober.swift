@@ -15,6 +15,12 @@ public enum Prober {
 
     /// Probes `path`, giving FFmpeg at most `timeout` seconds. Throws `ProbeError` with rule `unreadable`,
     /// `corrupt`, `timeout`, `unsafe` or `unsupported`.
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - timeout: Seconds FFmpeg may take before it is interrupted.
+    /// - Returns: Its kind, container, streams, duration and location.
+    /// - Throws: `ProbeError`.
     public static func probe(path: String, timeout: Double) throws -> ProbeResult {
         let size = try regularFileSize(path)
         let content = try Sniffer.sniff(path: path)

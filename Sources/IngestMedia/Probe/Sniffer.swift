@@ -2,10 +2,10 @@ import Foundation
 import IngestCore
 import IngestNative
 
-public enum Sniffer {
+package enum Sniffer {
     /// Reads the first bytes of `path` and names the content. Throws `ProbeError` (rule `unreadable`) when the
     /// file cannot be opened or read.
-    public static func sniff(path: String) throws -> ContentKind {
+    package static func sniff(path: String) throws -> ContentKind {
         // A folder or FIFO named like a movie must not be read: a FIFO's read could block forever.
         if let status = try? FileStatus(path: path, followLinks: true), status.kind != .regular {
             let what = status.kind == .directory ? "a directory" : "not a regular file"
@@ -25,7 +25,7 @@ public enum Sniffer {
     }
 
     /// Names the content of a header (the first 64 bytes, or fewer for a short file).
-    public static func sniff(header bytes: [UInt8]) -> ContentKind {
+    package static func sniff(header bytes: [UInt8]) -> ContentKind {
         if bytes.isEmpty { return .empty }
         func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
             bytes.count >= offset + prefix.count && Array(bytes[offset..<offset + prefix.count]) == prefix

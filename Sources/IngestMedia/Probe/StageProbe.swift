@@ -4,7 +4,7 @@ import IngestCore
 /// the context, not `Prober`, so a file is probed once however many of them read it.
 extension StageContext {
     /// The item's probe, computed once and cached on the item (validate, probe and geohash share it).
-    public func probe(_ item: Item, stage: String) throws -> ProbeResult {
+    package func probe(_ item: Item, stage: String) throws -> ProbeResult {
         if let cached = item.probeResult { return cached }
         if let failed = item.probeError { throw failed }
         do {

@@ -2,29 +2,29 @@ import Foundation
 import IngestCore
 import IngestNative
 
-public enum HTTPVersionOption: String, OptionEnum, Sendable {
+package enum HTTPVersionOption: String, OptionEnum, Sendable {
     case v1_1 = "1.1"
     case v2 = "2"
 }
 
 /// The options every network stage has: retries, pacing, TLS and timeouts.
-public struct NetworkOptions: Sendable {
-    public var maxAttempts = 3
-    public var maxElapsed = DurationValue(seconds: 600)
-    public var backoff = DurationValue(seconds: 1)
-    public var rate: Rate?
-    public var allowHTTP = false
-    public var caBundle: String?
-    public var httpVersion = HTTPVersionOption.v2
-    public var connectTimeout = DurationValue(seconds: 30)
-    public var lowSpeedTime = DurationValue(seconds: 60)
-    public var followRedirects = RedirectPolicy.none
+package struct NetworkOptions: Sendable {
+    package var maxAttempts = 3
+    package var maxElapsed = DurationValue(seconds: 600)
+    package var backoff = DurationValue(seconds: 1)
+    package var rate: Rate?
+    package var allowHTTP = false
+    package var caBundle: String?
+    package var httpVersion = HTTPVersionOption.v2
+    package var connectTimeout = DurationValue(seconds: 30)
+    package var lowSpeedTime = DurationValue(seconds: 60)
+    package var followRedirects = RedirectPolicy.none
     /// Bytes per second (body out plus answer in) below which an attempt counts as stalled: a trickle of a few bytes
     /// a second is no better than silence.
-    public var minSpeed = ByteSize(bytes: 1024)
+    package var minSpeed = ByteSize(bytes: 1024)
     /// Limit for one whole attempt; set by stages whose `timeout` lives here (`upload`), nil for none.
-    public var timeout: DurationValue?
-    public init() {}
+    package var timeout: DurationValue?
+    package init() {}
 
     package static func fields<Root>(_ path: WritableKeyPath<Root, NetworkOptions>) -> [OptionField<Root>] {
         [

@@ -2,19 +2,19 @@ import Foundation
 import IngestCore
 
 /// `10/hour`, `2/s`, `100/min`, `500/day`: at most that many requests start per window.
-public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
-    public var count: Int
-    public var window: Double
+package struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
+    package var count: Int
+    package var window: Double
 
-    public init(count: Int, window: Double) {
+    package init(count: Int, window: Double) {
         self.count = count
         self.window = window
     }
 
     /// Requests per window: a count past this would only hold that many start times in memory.
-    public static let countRange = 1...1_000_000
+    package static let countRange = 1...1_000_000
 
-    public static func parse(_ text: String) -> Rate? {
+    package static func parse(_ text: String) -> Rate? {
         let parts = text.replacingOccurrences(of: " ", with: "").split(separator: "/")
         guard parts.count == 2, let count = Int(parts[0]), Rate.countRange.contains(count) else { return nil }
         let units: [String: Double] = [
@@ -25,7 +25,7 @@ public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
         return Rate(count: count, window: window)
     }
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard let text = node.scalar, let rate = Rate.parse(text) else {
             throw node.error(
                 "expected a rate such as 10/hour, 2/s or 100/min (a count between \(Rate.countRange.lowerBound) and "
@@ -34,11 +34,11 @@ public struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
         self = rate
     }
 
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         ["type": "string", "pattern": "^\\s*[0-9]+\\s*/\\s*(s|sec|second|m|min|minute|h|hour|d|day)\\s*$"]
     }
 
-    public var description: String { "\(count) per \(JSONValue.format(window)) s" }
+    package var description: String { "\(count) per \(JSONValue.format(window)) s" }
 }
 
 /// Client-side rate limit shared by every worker running one stage: a request that would exceed it waits for
@@ -73,15 +73,15 @@ package final class RateLimiter: @unchecked Sendable {
 
 /// Rates compare by requests per second; from 1 a day to 1,000,000 a second.
 extension Rate: Comparable, RangedOptionValue {
-    public static func < (lhs: Rate, rhs: Rate) -> Bool {
+    package static func < (lhs: Rate, rhs: Rate) -> Bool {
         Double(lhs.count) / lhs.window < Double(rhs.count) / rhs.window
     }
-    public static var defaultRange: ClosedRange<Rate> {
+    package static var defaultRange: ClosedRange<Rate> {
         Rate(count: 1, window: 86400)...Rate(count: countRange.upperBound, window: 1)
     }
-    public var rangeText: String {
+    package var rangeText: String {
         let unit = [1: "s", 60: "min", 3600: "hour", 86400: "day"][Int(window)] ?? "\(JSONValue.format(window))s"
         return "\(count)/\(unit)"
     }
-    public static func jsonSchema(in range: ClosedRange<Rate>) -> JSONValue { jsonSchema }
+    package static func jsonSchema(in range: ClosedRange<Rate>) -> JSONValue { jsonSchema }
 }

@@ -5,7 +5,7 @@ import IngestNative
 /// `follow_redirects`: what a network stage does with a 301, 302, 303, 307 or 308. libcurl never follows on its own
 /// (it re-sent a whole upload to another origin with every configured header but `Authorization` and `Cookie`);
 /// `Exchange` reads the `Location`, decides by this policy, and re-issues the request itself.
-public enum RedirectPolicy: String, OptionEnum, Sendable {
+package enum RedirectPolicy: String, OptionEnum, Sendable {
     /// A redirect fails the request, naming the status and where it pointed.
     case none
     /// Followed to the same scheme, host and port only.

@@ -6,10 +6,11 @@ import IngestCore
 public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
-    public let accessKeyID: String
-    public let secretAccessKey: String
-    public let sessionToken: String?
+    package let accessKeyID: String
+    package let secretAccessKey: String
+    package let sessionToken: String?
 
+    /// Credentials as given; `sessionToken` for temporary ones (STS).
     public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
@@ -33,7 +34,7 @@ public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, Cust
     }
 
     /// `AWS_REGION`, else `AWS_DEFAULT_REGION` (what the AWS CLI reads), else an error naming `AWS_REGION`.
-    public static func region(
+    package static func region(
         from environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> String {
         for name in ["AWS_REGION", "AWS_DEFAULT_REGION"] {
@@ -42,10 +43,12 @@ public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, Cust
         throw S3Error.missingEnvironment(["AWS_REGION"])
     }
 
+    /// The key ID only: the secret never appears in output.
     public var description: String {
         "AWSCredentials(accessKeyID: \(accessKeyID), secretAccessKey: \(Redaction.placeholder), sessionToken: "
             + (sessionToken == nil ? "none" : Redaction.placeholder) + ")"
     }
+    /// As `description`.
     public var debugDescription: String { description }
     public var customMirror: Mirror {
         Mirror(

@@ -4,7 +4,7 @@ import IngestCore
 /// Everything that can go wrong while signing S3/AWS requests or building and reading POST policies. Closed on
 /// purpose (as swift-crypto's error enums are): each case carries what is needed to say what is wrong and how to
 /// fix it, and never a secret.
-public enum S3Error: Error, Equatable, Sendable, CustomStringConvertible {
+package enum S3Error: Error, Equatable, Sendable, CustomStringConvertible {
     /// Credentials or region are not in the environment; the associated values name the variables to set.
     case missingEnvironment([String])
     /// An `s3://BUCKET/KEY` argument that is not one.
@@ -20,7 +20,7 @@ public enum S3Error: Error, Equatable, Sendable, CustomStringConvertible {
     /// A POST policy (or a ticket's `upload_fields`) that cannot be read or built.
     case invalidPolicy(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missingEnvironment(let names):
             if names == ["AWS_REGION"] { return "missing AWS region: set AWS_REGION (or pass --region)" }

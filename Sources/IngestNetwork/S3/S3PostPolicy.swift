@@ -6,8 +6,8 @@ import IngestCore
 /// Built by ``S3Presigner/presignedPost(bucket:key:contentType:contentLengthRange:successActionStatus:expires:date:)``
 /// and read back from a backend's ticket (`upload_fields`) with ``init(decodingFields:)``, so the upload stage can
 /// ``check(fileSize:key:contentType:now:)`` a file against it and fail it before sending a byte.
-public struct S3PostPolicy: Sendable, Equatable {
-    public enum Condition: Sendable, Equatable, CustomStringConvertible {
+package struct S3PostPolicy: Sendable, Equatable {
+    package enum Condition: Sendable, Equatable, CustomStringConvertible {
         /// `{"field": "value"}` or `["eq", "$field", "value"]`; the field name without `$`.
         case equals(String, String)
         /// `["starts-with", "$field", "prefix"]`.
@@ -16,7 +16,7 @@ public struct S3PostPolicy: Sendable, Equatable {
         case contentLengthRange(Int64, Int64)
 
         /// S3's own notation (`eq $key "a.m4a"`), which is how violations name the condition.
-        public var description: String {
+        package var description: String {
             switch self {
             case .equals(let field, let value): return "eq $\(field) \(S3PostPolicy.quoted(value))"
             case .startsWith(let field, let prefix): return "starts-with $\(field) \(S3PostPolicy.quoted(prefix))"
@@ -25,7 +25,7 @@ public struct S3PostPolicy: Sendable, Equatable {
         }
 
         /// The form field the condition constrains, or nil for the file's length.
-        public var field: String? {
+        package var field: String? {
             switch self {
             case .equals(let field, _), .startsWith(let field, _): return field
             case .contentLengthRange: return nil
@@ -51,17 +51,17 @@ public struct S3PostPolicy: Sendable, Equatable {
 
     /// One condition a file or form breaks. `rule` is a short stable name for reports (`content-length-range`,
     /// `key`, `content-type`, `expiration`, `field`); `description` names the condition and what was found.
-    public struct Violation: Sendable, Equatable, CustomStringConvertible {
-        public var rule: String
-        public var description: String
+    package struct Violation: Sendable, Equatable, CustomStringConvertible {
+        package var rule: String
+        package var description: String
     }
 
-    public var expiration: Date
-    public var conditions: [Condition]
+    package var expiration: Date
+    package var conditions: [Condition]
     /// The form fields the policy came with when read from a ticket; empty when built here.
-    public var fields: [String: String]
+    package var fields: [String: String]
 
-    public init(expiration: Date, conditions: [Condition], fields: [String: String] = [:]) {
+    package init(expiration: Date, conditions: [Condition], fields: [String: String] = [:]) {
         self.expiration = expiration
         self.conditions = conditions
         self.fields = fields
@@ -69,7 +69,7 @@ public struct S3PostPolicy: Sendable, Equatable {
 
     /// Reads the base64 `policy` out of a ticket's `upload_fields` (the field name's case does not matter) and keeps
     /// the fields for ``check(fileSize:key:contentType:now:)``.
-    public init(decodingFields fields: [String: String]) throws {
+    package init(decodingFields fields: [String: String]) throws {
         guard let encoded = fields.first(where: { $0.key.lowercased() == "policy" })?.value else {
             throw S3Error.invalidPolicy(
                 "the fields have no 'policy' (found: \(fields.keys.sorted().joined(separator: ", ")))")
@@ -82,7 +82,7 @@ public struct S3PostPolicy: Sendable, Equatable {
     }
 
     /// Parses the policy document (the JSON inside the base64).
-    public init(json data: Data) throws {
+    package init(json data: Data) throws {
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw S3Error.invalidPolicy("the policy is not a JSON object")
         }
@@ -135,7 +135,7 @@ public struct S3PostPolicy: Sendable, Equatable {
     }
 
     /// The policy document, compact, conditions in order.
-    public var json: String {
+    package var json: String {
         let document: JSONValue = [
             "expiration": .string(S3PostPolicy.formatDate(expiration)), "conditions": .array(conditions.map(\.json)),
         ]
@@ -143,16 +143,16 @@ public struct S3PostPolicy: Sendable, Equatable {
     }
 
     /// What the form's `policy` field carries (and what is signed).
-    public var base64: String { Data(json.utf8).base64EncodedString() }
+    package var base64: String { Data(json.utf8).base64EncodedString() }
 
     /// The inclusive byte range the file must be in, if the policy says.
-    public var contentLengthRange: ClosedRange<Int64>? {
+    package var contentLengthRange: ClosedRange<Int64>? {
         for case .contentLengthRange(let min, let max) in conditions { return min...max }
         return nil
     }
 
     /// The status S3 answers a successful upload with: `success_action_status`, else S3's default 204.
-    public var successActionStatus: Int {
+    package var successActionStatus: Int {
         for case .equals(let field, let value) in conditions where field.lowercased() == "success_action_status" {
             return Int(value) ?? 204
         }
@@ -165,7 +165,7 @@ public struct S3PostPolicy: Sendable, Equatable {
     ///   - contentType: the `Content-Type` field the upload will send; nil means the field in `fields`.
     /// Other conditions are checked against `fields` when the policy came from a ticket; fields no condition covers
     /// are reported too, since S3 refuses them.
-    public func check(fileSize: Int64, key: String? = nil, contentType: String? = nil, now: Date = Date())
+    package func check(fileSize: Int64, key: String? = nil, contentType: String? = nil, now: Date = Date())
         -> [Violation]
     {
         var violations: [Violation] = []

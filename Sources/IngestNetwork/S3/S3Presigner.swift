@@ -3,14 +3,18 @@ import IngestCore
 
 /// `s3://BUCKET/KEY`. The key is kept exactly as written (S3 keys are not paths: `a//b` and `a/./b` are distinct).
 public struct S3Location: Sendable, Equatable, CustomStringConvertible {
+    /// The bucket.
     public var bucket: String
+    /// The object key, unencoded.
     public var key: String
 
+    /// An object by bucket and key.
     public init(bucket: String, key: String) {
         self.bucket = bucket
         self.key = key
     }
 
+    /// Parses `s3://bucket/key`; throws `S3Error` for another scheme or an invalid bucket name.
     public init(parsing text: String) throws {
         guard text.hasPrefix("s3://") else {
             throw S3Error.invalidLocation(text, reason: "it does not start with s3://")
@@ -33,17 +37,18 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
         self.key = slash == rest.endIndex ? "" : String(rest[rest.index(after: slash)...])
     }
 
+    /// `s3://bucket/key`.
     public var description: String { "s3://\(bucket)/\(key)" }
 }
 
 /// Where S3 requests go: AWS's regional endpoint, or a compatible server (MinIO, SeaweedFS, R2 …) given as
 /// `http(s)://host[:port]`.
 public struct S3Endpoint: Sendable, Equatable {
-    public var scheme: String
+    package var scheme: String
     /// `host[:port]` as the `Host` header carries it (default ports left out).
-    public var host: String
+    package var host: String
     /// Bucket in the path (`host/bucket/key`) instead of the host name (`bucket.host/key`).
-    public var pathStyle: Bool
+    package var pathStyle: Bool
 
     /// `url` nil means `https://s3.<region>.amazonaws.com`.
     public init(region: String, url: String? = nil, pathStyle: Bool = false) throws {
@@ -61,7 +66,7 @@ public struct S3Endpoint: Sendable, Equatable {
         self.init(scheme: parts.scheme, host: parts.host, pathStyle: pathStyle)
     }
 
-    public init(scheme: String, host: String, pathStyle: Bool) {
+    package init(scheme: String, host: String, pathStyle: Bool) {
         self.scheme = scheme
         self.host = host
         self.pathStyle = pathStyle
@@ -69,7 +74,7 @@ public struct S3Endpoint: Sendable, Equatable {
 
     /// Virtual-hosted addressing cannot work for an IP address or `localhost`, nor for a dotted bucket over HTTPS
     /// (the wildcard certificate does not cover it); those use path style, as the AWS SDKs do.
-    public func usesPathStyle(bucket: String) -> Bool {
+    package func usesPathStyle(bucket: String) -> Bool {
         if pathStyle { return true }
         let name = host.split(separator: ":").first.map(String.init) ?? host
         let isIP =
@@ -78,24 +83,24 @@ public struct S3Endpoint: Sendable, Equatable {
     }
 
     /// The bucket's URL, ending in `/` (where presigned POST forms go).
-    public func bucketURL(_ bucket: String) -> String {
+    package func bucketURL(_ bucket: String) -> String {
         usesPathStyle(bucket: bucket) ? "\(scheme)://\(host)/\(bucket)/" : "\(scheme)://\(bucket).\(host)/"
     }
 
     /// The object's URL with the key URI-encoded once (every byte but unreserved characters and `/`).
-    public func objectURL(_ location: S3Location) -> String {
+    package func objectURL(_ location: S3Location) -> String {
         bucketURL(location.bucket) + AWSURI.encode(location.key, keepSlash: true)
     }
 }
 
 /// A browser-style POST upload: send `fields` (in order) and then the file as `multipart/form-data` to `url`.
-public struct S3PresignedPost: Sendable {
-    public var url: String
-    public var fields: [(String, String)]
-    public var policy: S3PostPolicy
+package struct S3PresignedPost: Sendable {
+    package var url: String
+    package var fields: [(String, String)]
+    package var policy: S3PostPolicy
 
     /// `{"url": …, "fields": {…}}`, fields in order, as `ingest presign post` prints it.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object = JSONObject()
         for (name, value) in fields { object[name] = .string(value) }
         return ["url": .string(url), "fields": .object(object)]
@@ -105,19 +110,29 @@ public struct S3PresignedPost: Sendable {
 /// Makes presigned S3 URLs and POST forms. Nothing here talks to the network: signing is local, which is why
 /// `--date` can make the output reproducible.
 public struct S3Presigner: Sendable {
-    public var signer: SigV4Signer
-    public var endpoint: S3Endpoint
+    package var signer: SigV4Signer
+    package var endpoint: S3Endpoint
 
+    /// A presigner for `region` at `endpoint` (AWS, or an S3-compatible server).
     public init(credentials: AWSCredentials, region: String, endpoint: S3Endpoint) {
         self.signer = .s3(credentials: credentials, region: region)
         self.endpoint = endpoint
     }
 
     /// The 1 s … 7 days S3 accepts.
-    public static let expiryRange = 1...604_800
+    package static let expiryRange = 1...604_800
 
     /// A presigned URL for `method` (PUT, GET …). Headers given here (e.g. `Content-Type`) are signed and must be
     /// sent unchanged; the payload is `UNSIGNED-PAYLOAD`, so any body of the right headers is accepted.
+    ///
+    /// - Parameters:
+    ///   - method: `GET`, `PUT` …
+    ///   - location: The object (`S3Location(parsing: "s3://bucket/key")`).
+    ///   - expires: Seconds the URL is valid, 1 to 604800 (7 days).
+    ///   - headers: Headers signed with it, which the request must then send unchanged.
+    ///   - date: The signing time; now by default.
+    /// - Returns: The URL with its `X-Amz-*` query.
+    /// - Throws: `S3Error` for an expiry out of range or a URL that cannot be signed.
     public func presignedURL(
         method: String, location: S3Location, expires: Int, headers: [(String, String)] = [], date: Date = Date()
     ) throws -> String {
@@ -129,7 +144,7 @@ public struct S3Presigner: Sendable {
     }
 
     /// What a POST form allows for the key.
-    public enum KeyRule: Sendable, Equatable {
+    package enum KeyRule: Sendable, Equatable {
         /// Exactly this key.
         case exactly(String)
         /// Any key starting with the prefix; the form's `key` field is `keyField` (often `prefix${filename}`, which S3
@@ -138,7 +153,7 @@ public struct S3Presigner: Sendable {
     }
 
     /// What a POST form allows for `Content-Type`.
-    public enum ContentTypeRule: Sendable, Equatable {
+    package enum ContentTypeRule: Sendable, Equatable {
         /// Exactly this type; it is also put in the form's fields.
         case exactly(String)
         /// Any type starting with the prefix (the uploader adds a `Content-Type` field).
@@ -146,7 +161,7 @@ public struct S3Presigner: Sendable {
     }
 
     /// A presigned POST: a policy with the given conditions plus the signing fields, signed with the day's key.
-    public func presignedPost(
+    package func presignedPost(
         bucket: String, key: KeyRule, contentType: ContentTypeRule? = nil,
         contentLengthRange: ClosedRange<Int64>? = nil,
         successActionStatus: Int? = nil, expires: Int, date: Date = Date()

@@ -4,7 +4,7 @@ import IngestNative
 import IngestTemplates
 
 /// How an `s3` upload's body is signed.
-public enum S3PayloadSigning: String, OptionEnum, Sendable {
+package enum S3PayloadSigning: String, OptionEnum, Sendable {
     /// `x-amz-content-sha256` is the body's SHA-256 (the file is hashed by streaming before it is sent).
     case signed
     /// `UNSIGNED-PAYLOAD` (one read of the file instead of two; TLS and the part checksums still guard the bytes).
@@ -12,7 +12,7 @@ public enum S3PayloadSigning: String, OptionEnum, Sendable {
 }
 
 /// The checksum each multipart part carries, checked by S3 before it stores the part.
-public enum S3PartChecksum: String, OptionEnum, Sendable {
+package enum S3PartChecksum: String, OptionEnum, Sendable {
     /// `Content-MD5` (every S3-compatible store checks it).
     case md5
     /// `x-amz-checksum-sha256` (CreateMultipartUpload announces `x-amz-checksum-algorithm: SHA256`).
@@ -20,21 +20,21 @@ public enum S3PartChecksum: String, OptionEnum, Sendable {
 }
 
 /// The `upload` options of `method: s3`: a direct, SigV4-signed upload into a bucket the user owns.
-public struct S3UploadOptions: Sendable {
-    public var bucket: String?
-    public var endpoint: String?
-    public var pathStyle = false
-    public var region: String?
-    public var accessKeyID: String?
-    public var secretAccessKey: String?
-    public var sessionToken: String?
-    public var metadata = HeaderTemplates()
-    public var partSize = ByteSize(bytes: 8 << 20)
-    public var multipartThreshold: ByteSize?
-    public var payloadSigning = S3PayloadSigning.signed
-    public var checksum = S3PartChecksum.md5
-    public var partConcurrency = 4
-    public init() {}
+package struct S3UploadOptions: Sendable {
+    package var bucket: String?
+    package var endpoint: String?
+    package var pathStyle = false
+    package var region: String?
+    package var accessKeyID: String?
+    package var secretAccessKey: String?
+    package var sessionToken: String?
+    package var metadata = HeaderTemplates()
+    package var partSize = ByteSize(bytes: 8 << 20)
+    package var multipartThreshold: ByteSize?
+    package var payloadSigning = S3PayloadSigning.signed
+    package var checksum = S3PartChecksum.md5
+    package var partConcurrency = 4
+    package init() {}
 
     /// S3's limits: parts of 5 MiB … 5 GiB (the last may be smaller), at most 10,000 of them; one PUT ≤ 5 GiB.
     static let minimumPartSize: Int64 = 5 << 20

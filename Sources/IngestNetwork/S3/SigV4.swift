@@ -4,7 +4,7 @@ import IngestCore
 import IngestNative
 
 /// The body hash a request is signed with.
-public enum SigV4Payload: Sendable, Equatable {
+package enum SigV4Payload: Sendable, Equatable {
     /// `UNSIGNED-PAYLOAD`: presigned S3 URLs (the signer never sees the body) and streams hashed by nobody.
     case unsigned
     /// Lowercase hex SHA-256 of the body. The caller computes it (uploads hash files while streaming them, so the
@@ -12,15 +12,15 @@ public enum SigV4Payload: Sendable, Equatable {
     case sha256(String)
 
     /// The SHA-256 of an empty body, which GET/HEAD/DELETE requests sign.
-    public static let empty = SigV4Payload.sha256("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    package static let empty = SigV4Payload.sha256("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 
     /// Hashes a small in-memory body (request JSON, test fixtures); files should be hashed by streaming.
-    public static func hashing(_ body: some DataProtocol) -> SigV4Payload {
+    package static func hashing(_ body: some DataProtocol) -> SigV4Payload {
         .sha256(SHA256.hash(data: body).hexString)
     }
 
     /// What goes on the canonical request's last line and in `x-amz-content-sha256`.
-    public var value: String {
+    package var value: String {
         switch self {
         case .unsigned: return "UNSIGNED-PAYLOAD"
         case .sha256(let hex): return hex
@@ -29,17 +29,17 @@ public enum SigV4Payload: Sendable, Equatable {
 }
 
 /// A request as it will be sent: the signer reads it and says which headers or query items to add.
-public struct SigV4Request: Sendable {
-    public var method: String
+package struct SigV4Request: Sendable {
+    package var method: String
     /// The path as sent on the request line (percent-encoded; raw bytes are tolerated and encoded when signing).
-    public var path: String
+    package var path: String
     /// The query as sent, without `?`; empty when there is none.
-    public var query: String
+    package var query: String
     /// Header fields in order; names are case-insensitive and repeated names are allowed.
-    public var headers: [(String, String)]
-    public var payload: SigV4Payload
+    package var headers: [(String, String)]
+    package var payload: SigV4Payload
 
-    public init(
+    package init(
         method: String, path: String, query: String = "", headers: [(String, String)],
         payload: SigV4Payload = .empty
     ) {
@@ -53,7 +53,7 @@ public struct SigV4Request: Sendable {
     /// Takes an absolute URL apart without re-encoding it (Foundation's URL may re-encode the path, which would
     /// change what is signed). A `Host` header is added unless one is given, with the port only when it is not the
     /// scheme's default.
-    public init(method: String, url: String, headers: [(String, String)] = [], payload: SigV4Payload = .empty) throws {
+    package init(method: String, url: String, headers: [(String, String)] = [], payload: SigV4Payload = .empty) throws {
         let parts = try SigV4Request.split(url)
         var headers = headers
         if !headers.contains(where: { $0.0.lowercased() == "host" }) { headers.insert(("Host", parts.host), at: 0) }
@@ -82,18 +82,18 @@ public struct SigV4Request: Sendable {
 
 /// What signing produced: the intermediate texts (compared byte for byte with AWS's test suite) and what to add
 /// to the request.
-public struct SigV4Signature: Sendable {
-    public var canonicalRequest: String
-    public var stringToSign: String
+package struct SigV4Signature: Sendable {
+    package var canonicalRequest: String
+    package var stringToSign: String
     /// Lowercase hex HMAC-SHA256.
-    public var signature: String
+    package var signature: String
     /// Header signing: the fields to add, in order (`X-Amz-Security-Token`, `X-Amz-Date`, `x-amz-content-sha256`,
     /// `Authorization`). Empty for query signing.
-    public var headers: [(String, String)]
+    package var headers: [(String, String)]
     /// Query signing: the already-encoded `X-Amz-*` items to append, `X-Amz-Signature` last. Empty for header signing.
-    public var queryItems: [(String, String)]
+    package var queryItems: [(String, String)]
     /// The query to send: the request's own query followed by `queryItems`.
-    public var query: String
+    package var query: String
 }
 
 /// AWS Signature Version 4 (HMAC-SHA256) for header-signed requests and presigned (query-signed) URLs.
@@ -101,11 +101,11 @@ public struct SigV4Signature: Sendable {
 /// The general algorithm is the one AWS's signing test suite checks; S3 differs in three ways that
 /// ``Options/s3`` selects: paths are neither normalised nor encoded a second time, and header-signed requests
 /// carry `x-amz-content-sha256`.
-public struct SigV4Signer: Sendable {
-    public static let algorithm = "AWS4-HMAC-SHA256"
+package struct SigV4Signer: Sendable {
+    package static let algorithm = "AWS4-HMAC-SHA256"
 
     /// How the path as sent becomes the canonical path.
-    public enum PathEncoding: Sendable, Equatable {
+    package enum PathEncoding: Sendable, Equatable {
         /// URI-encode the path as sent once more (every AWS service but S3; a sent `%20` is signed as `%2520`).
         case encodeAgain
         /// Sign the path as sent, encoded exactly once (S3: escapes are decoded and re-encoded canonically, so a sent
@@ -113,17 +113,17 @@ public struct SigV4Signer: Sendable {
         case asSent
     }
 
-    public struct Options: Sendable, Equatable {
+    package struct Options: Sendable, Equatable {
         /// Remove `.` and `..` segments and repeated slashes before signing. S3 must not: `a//b` and `a/./b` are
         /// distinct keys there.
-        public var normalizePath: Bool
-        public var pathEncoding: PathEncoding
+        package var normalizePath: Bool
+        package var pathEncoding: PathEncoding
         /// Add and sign `x-amz-content-sha256` on header-signed requests (S3 refuses requests without it).
-        public var addContentSHA256Header: Bool
+        package var addContentSHA256Header: Bool
         /// Leave the session token out of the signature and add it afterwards (services that expect it unsigned).
-        public var omitSessionTokenFromSignature: Bool
+        package var omitSessionTokenFromSignature: Bool
 
-        public init(
+        package init(
             normalizePath: Bool = true, pathEncoding: PathEncoding = .encodeAgain, addContentSHA256Header: Bool = false,
             omitSessionTokenFromSignature: Bool = false
         ) {
@@ -134,15 +134,15 @@ public struct SigV4Signer: Sendable {
         }
 
         /// S3's rules: no normalisation, single encoding, `x-amz-content-sha256` on signed requests.
-        public static let s3 = Options(normalizePath: false, pathEncoding: .asSent, addContentSHA256Header: true)
+        package static let s3 = Options(normalizePath: false, pathEncoding: .asSent, addContentSHA256Header: true)
     }
 
-    public var credentials: AWSCredentials
-    public var region: String
-    public var service: String
-    public var options: Options
+    package var credentials: AWSCredentials
+    package var region: String
+    package var service: String
+    package var options: Options
 
-    public init(credentials: AWSCredentials, region: String, service: String, options: Options = Options()) {
+    package init(credentials: AWSCredentials, region: String, service: String, options: Options = Options()) {
         self.credentials = credentials
         self.region = region
         self.service = service
@@ -150,7 +150,7 @@ public struct SigV4Signer: Sendable {
     }
 
     /// A signer for S3 in `region` with S3's rules.
-    public static func s3(credentials: AWSCredentials, region: String) -> SigV4Signer {
+    package static func s3(credentials: AWSCredentials, region: String) -> SigV4Signer {
         SigV4Signer(credentials: credentials, region: region, service: "s3", options: .s3)
     }
 
@@ -162,12 +162,12 @@ public struct SigV4Signer: Sendable {
     ]
 
     /// `<yyyyMMdd>/<region>/<service>/aws4_request`.
-    public func credentialScope(date: Date) -> String {
+    package func credentialScope(date: Date) -> String {
         "\(SigV4Signer.timestamp(for: date).prefix(8))/\(region)/\(service)/aws4_request"
     }
 
     /// kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request").
-    public func signingKey(date: Date) -> SymmetricKey {
+    package func signingKey(date: Date) -> SymmetricKey {
         let day = String(SigV4Signer.timestamp(for: date).prefix(8))
         var key = SymmetricKey(data: Array(("AWS4" + credentials.secretAccessKey).utf8))
         for part in [day, region, service, "aws4_request"] {
@@ -177,13 +177,13 @@ public struct SigV4Signer: Sendable {
     }
 
     /// Hex HMAC-SHA256 of `text` with the day's signing key (also what an S3 POST policy is signed with).
-    public func sign(_ text: String, date: Date) -> String {
+    package func sign(_ text: String, date: Date) -> String {
         HMAC<SHA256>.authenticationCode(for: Array(text.utf8), using: signingKey(date: date)).hexString
     }
 
     /// Signs with an `Authorization` header. Existing `Authorization`, `X-Amz-Date` and (when added here)
     /// `X-Amz-Security-Token`/`x-amz-content-sha256` fields are replaced, so signing twice is harmless.
-    public func signHeaders(_ request: SigV4Request, date: Date) -> SigV4Signature {
+    package func signHeaders(_ request: SigV4Request, date: Date) -> SigV4Signature {
         let timestamp = SigV4Signer.timestamp(for: date)
         var replaced: Set<String> = ["authorization", "x-amz-date"]
         if credentials.sessionToken != nil { replaced.insert("x-amz-security-token") }
@@ -219,7 +219,7 @@ public struct SigV4Signer: Sendable {
     /// Presigns: the signature goes into the query (`X-Amz-Algorithm` … `X-Amz-Signature`), valid for `expires`
     /// seconds from `date`. Every header given is signed, so the client must send the same values (a presigned PUT
     /// with `Content-Type` refuses any other type).
-    public func presign(_ request: SigV4Request, date: Date, expires: Int) -> SigV4Signature {
+    package func presign(_ request: SigV4Request, date: Date, expires: Int) -> SigV4Signature {
         let timestamp = SigV4Signer.timestamp(for: date)
         let authNames: Set<String> = [
             "x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-expires", "x-amz-signedheaders",
@@ -327,14 +327,14 @@ public struct SigV4Signer: Sendable {
     }
 
     /// `YYYYMMDDTHHMMSSZ` in UTC, the form of `X-Amz-Date`.
-    public static func timestamp(for date: Date) -> String {
+    package static func timestamp(for date: Date) -> String {
         let t = UTCTime(secondsSince1970: date.timeIntervalSince1970)
         let d = UTCTime.digits
         return "\(d(t.year, 4))\(d(t.month, 2))\(d(t.day, 2))T\(d(t.hour, 2))\(d(t.minute, 2))\(d(t.second, 2))Z"
     }
 
     /// Reads `YYYYMMDDTHHMMSSZ` (what `--date` takes and `X-Amz-Date` carries).
-    public static func date(fromTimestamp text: String) throws -> Date {
+    package static func date(fromTimestamp text: String) throws -> Date {
         let digits = Array(text.utf8)
         guard digits.count == 16, digits[8] == UInt8(ascii: "T"), digits[15] == UInt8(ascii: "Z"),
             (digits[0..<8] + digits[9..<15]).allSatisfy({ $0 >= 48 && $0 <= 57 })

@@ -5,7 +5,9 @@ import IngestCore
 public struct ItemReport: Sendable {
     /// The path as opened (root joined with the relative path).
     public var path: String
+    /// The path under the input folder it was found in, as reports show it.
     public var relativePath: String
+    /// Passed, failed or skipped.
     public var status: ItemStatus
     /// Every broken rule (empty unless `status` is `.failed`).
     public var failures: [RuleFailure]
@@ -21,7 +23,7 @@ public struct ItemReport: Sendable {
     /// Seconds the file took (JUnit's `time`); 0 when no stage ran.
     public var seconds: Double = 0
 
-    public init(
+    package init(
         path: String, relativePath: String, status: ItemStatus, failures: [RuleFailure] = [],
         skipReason: String? = nil, facts: JSONObject = JSONObject()
     ) {

@@ -3,26 +3,26 @@ import IngestCore
 
 /// Live counters of a run, updated by the runner (files) and by stages that move bytes (uploads, transcodes), and
 /// read by a display. Thread-safe: workers update it concurrently.
-public final class RunProgress: @unchecked Sendable {
+package final class RunProgress: @unchecked Sendable {
     /// One file being worked on.
-    public struct Active: Sendable, Equatable {
-        public var path: String
-        public var stage: String
-        public var bytesDone: Int64
-        public var bytesTotal: Int64?
+    package struct Active: Sendable, Equatable {
+        package var path: String
+        package var stage: String
+        package var bytesDone: Int64
+        package var bytesTotal: Int64?
         /// What a waiting stage last said (`processing 40%`).
-        public var note: String? = nil
+        package var note: String? = nil
     }
 
-    public struct Snapshot: Sendable {
-        public var filesDone: Int
-        public var filesFailed: Int
+    package struct Snapshot: Sendable {
+        package var filesDone: Int
+        package var filesFailed: Int
         /// Nil until the count of inputs is known.
-        public var filesTotal: Int?
+        package var filesTotal: Int?
         /// Bytes of finished files plus bytes moved so far by active ones.
-        public var bytesDone: Int64
-        public var active: [Active]
-        public var elapsed: Double
+        package var bytesDone: Int64
+        package var active: [Active]
+        package var elapsed: Double
     }
 
     private let lock = NSLock()
@@ -33,7 +33,7 @@ public final class RunProgress: @unchecked Sendable {
     private var finishedBytes: Int64 = 0
     private var active: [Int: Active] = [:]
 
-    public init() {}
+    package init() {}
 
     func setTotal(_ total: Int) { lock.withLock { filesTotal = total } }
 
@@ -51,10 +51,10 @@ public final class RunProgress: @unchecked Sendable {
     }
 
     /// A waiting stage says where its job stands (`processing 40%`).
-    public func note(_ id: Int, _ text: String) { lock.withLock { active[id]?.note = text } }
+    package func note(_ id: Int, _ text: String) { lock.withLock { active[id]?.note = text } }
 
     /// A stage moving bytes reports how far it got (e.g. from curl's progress callback).
-    public func bytes(_ id: Int, done: Int64, total: Int64?) {
+    package func bytes(_ id: Int, done: Int64, total: Int64?) {
         lock.withLock {
             active[id]?.bytesDone = done
             active[id]?.bytesTotal = total
@@ -73,7 +73,7 @@ public final class RunProgress: @unchecked Sendable {
         }
     }
 
-    public func snapshot() -> Snapshot {
+    package func snapshot() -> Snapshot {
         lock.withLock {
             Snapshot(
                 filesDone: filesDone, filesFailed: filesFailed, filesTotal: filesTotal,
@@ -86,7 +86,7 @@ public final class RunProgress: @unchecked Sendable {
 /// Draws `RunProgress` on standard error: on a terminal, a status line plus a line per active file, redrawn in
 /// place a few times a second; elsewhere (a pipe, or `CI=true`) a plain line every few seconds, so CI logs stay
 /// readable. Standard output is left to the report.
-public final class ProgressDisplay: @unchecked Sendable {
+package final class ProgressDisplay: @unchecked Sendable {
     private let progress: RunProgress
     private let interactive: Bool
     private let interval: Double
@@ -95,16 +95,16 @@ public final class ProgressDisplay: @unchecked Sendable {
     private var thread: Thread?
     private var linesDrawn = 0
 
-    public init(progress: RunProgress, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(progress: RunProgress, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.progress = progress
         interactive = isatty(STDERR_FILENO) == 1 && environment["CI"] != "true" && environment["TERM"] != "dumb"
         interval = interactive ? 0.25 : 5
     }
 
     /// True when drawing in place on a terminal; false for the plain lines of a pipe or CI.
-    public var isInteractive: Bool { interactive }
+    package var isInteractive: Bool { interactive }
 
-    public func start() {
+    package func start() {
         let thread = Thread { [self] in
             condition.lock()
             while !stopped {
@@ -120,7 +120,7 @@ public final class ProgressDisplay: @unchecked Sendable {
     }
 
     /// Stops drawing and clears the live lines (on a terminal) so the report that follows starts clean.
-    public func stop() {
+    package func stop() {
         condition.lock()
         stopped = true
         condition.signal()
@@ -131,7 +131,7 @@ public final class ProgressDisplay: @unchecked Sendable {
     /// Runs `body` (which prints report lines or log events) with the live lines cleared, so the two never
     /// overwrite each other, then draws them again at once: left for the next tick, the status line would be gone
     /// most of the time in a batch whose results arrive faster than the ticks.
-    public func withDisplayCleared<T>(_ body: () throws -> T) rethrows -> T {
+    package func withDisplayCleared<T>(_ body: () throws -> T) rethrows -> T {
         condition.lock()
         defer { condition.unlock() }
         if interactive { clear() }

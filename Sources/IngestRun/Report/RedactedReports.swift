@@ -15,7 +15,7 @@ final class RedactingReportWriter: ReportWriter {
 
 extension ItemReport {
     /// The report with secrets replaced in its failures, skip reason and facts (`Redaction.json`).
-    public var redacted: ItemReport {
+    package var redacted: ItemReport {
         var copy = self
         copy.failures = failures.map(\.redacted)
         copy.skipReason = skipReason.map(Redaction.text)
@@ -26,7 +26,7 @@ extension ItemReport {
 
 extension RuleFailure {
     /// The failure with secrets replaced in its message, expected and actual values.
-    public var redacted: RuleFailure {
+    package var redacted: RuleFailure {
         var copy = self
         copy.message = Redaction.text(message)
         copy.expected = expected.map(Redaction.text)

@@ -3,7 +3,7 @@ import IngestCore
 import IngestNative
 
 /// The report formats of `--report-format`.
-public enum ReportFormat: String, CaseIterable, Sendable {
+package enum ReportFormat: String, CaseIterable, Sendable {
     /// Aligned text for people: a line per file, the broken rules under it, the counts last.
     case table
     /// One JSON object per input file per line.
@@ -19,7 +19,7 @@ public enum ReportFormat: String, CaseIterable, Sendable {
     case html
 
     /// The format a report file's name suggests (`.jsonl`, `.json`, `.xml`, `.html`); nil when it suggests none.
-    public static func guess(fromPath path: String) -> ReportFormat? {
+    package static func guess(fromPath path: String) -> ReportFormat? {
         switch (path as NSString).pathExtension.lowercased() {
         case "jsonl", "ndjson": return .jsonl
         case "json": return .json
@@ -32,7 +32,7 @@ public enum ReportFormat: String, CaseIterable, Sendable {
 }
 
 /// Receives each file's report in order, then the totals. Writers stream: nothing holds the whole batch.
-public protocol ReportWriter: AnyObject {
+package protocol ReportWriter: AnyObject {
     func write(_ report: ItemReport) throws
     func finish(_ summary: RunSummary) throws
 }
@@ -41,21 +41,21 @@ public protocol ReportWriter: AnyObject {
 /// file written atomically (a temp file, mode 0600, renamed over the target — a symlink's target, in its own
 /// folder — when the report is complete, so a crash never leaves half a report behind), or a FIFO, device or
 /// `/dev/fd/N` written directly.
-public final class ReportOutput {
+package final class ReportOutput {
     private let handle: FileHandle?
     private let file: OutputFile?
     private let finalPath: String?
     private var buffer = Data()
 
     /// Standard output.
-    public init() {
+    package init() {
         handle = FileHandle.standardOutput
         file = nil
         finalPath = nil
     }
 
     /// The file at `path` (standard output for `-`), made complete only by `commit()`.
-    public init(path: String) throws {
+    package init(path: String) throws {
         guard path != "-" else {
             (handle, file, finalPath) = (FileHandle.standardOutput, nil, nil)
             return
@@ -74,13 +74,13 @@ public final class ReportOutput {
     var regularFilePath: String? { file?.isDirect == false ? finalPath : nil }
 
     /// True when the report goes to standard output itself (no path, `-`, `/dev/stdout`, `/dev/fd/1`).
-    public var isStandardOutput: Bool { finalPath == nil || file?.duplicated == STDOUT_FILENO }
+    package var isStandardOutput: Bool { finalPath == nil || file?.duplicated == STDOUT_FILENO }
 
-    public var isTerminal: Bool { finalPath == nil && isatty(STDOUT_FILENO) == 1 }
+    package var isTerminal: Bool { finalPath == nil && isatty(STDOUT_FILENO) == 1 }
 
-    public func write(_ text: String) throws { try write(Data(text.utf8)) }
+    package func write(_ text: String) throws { try write(Data(text.utf8)) }
 
-    public func write(_ bytes: Data) throws {
+    package func write(_ bytes: Data) throws {
         buffer.append(bytes)
         if buffer.count >= 64 * 1024 || file?.isDirect ?? true { try flush() }
     }
@@ -106,7 +106,7 @@ public final class ReportOutput {
     }
 
     /// Flushes, and for a regular file: fsync, then rename into place.
-    public func commit() throws {
+    package func commit() throws {
         try flush()
         guard let file, let finalPath else { return }
         do {
@@ -118,14 +118,14 @@ public final class ReportOutput {
 }
 
 /// A report that could not be written (exit code 3).
-public struct ReportError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct ReportError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 extension ReportFormat {
     /// A writer of this format onto `output`; `pipelineName` names the JUnit suite and the table's heading.
-    public func makeWriter(output: ReportOutput, pipelineName: String) throws -> ReportWriter {
+    package func makeWriter(output: ReportOutput, pipelineName: String) throws -> ReportWriter {
         let writer: ReportWriter
         switch self {
         case .table: writer = TableReportWriter(output: output)
@@ -336,5 +336,5 @@ func xmlEscape(_ text: String) -> String {
 
 extension ItemReport {
     /// A few words on what the stages found (`mov 2.00s 320×240 h264+aac geohash u6sce0`), as the table shows it.
-    public var summaryText: String { TableReportWriter.summary(of: facts) }
+    package var summaryText: String { TableReportWriter.summary(of: facts) }
 }

@@ -2,9 +2,9 @@ import Foundation
 import IngestCore
 
 /// The line a run ends with on standard error: how much it did and how fast, beside the report's counts.
-public enum RunSummaryLine {
+package enum RunSummaryLine {
     /// `412 files, 3.1 GiB in 2m14s, 23.7 MiB/s; 3 failed, 2 skipped` (bytes are the files' sizes).
-    public static func text(_ summary: RunSummary, bytes: Int64, seconds: Double) -> String {
+    package static func text(_ summary: RunSummary, bytes: Int64, seconds: Double) -> String {
         let files = "\(summary.total) file\(summary.total == 1 ? "" : "s")"
         let time = seconds < 60 ? String(format: "%.1fs", seconds) : ProgressDisplay.formatSeconds(seconds)
         var line = "\(files), \(ByteSize.format(bytes)) in \(time)"

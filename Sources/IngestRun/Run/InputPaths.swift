@@ -1,11 +1,11 @@
 import IngestNative
 
 /// The files and folders given on the command line.
-public enum InputPaths {
+package enum InputPaths {
     /// What is wrong with each path that does not exist (a typo, a symlink to nothing): such a path is a usage
     /// error, named before anything runs, not a file that failed. A path that exists but cannot be read is left
     /// to the walker, which fails it as a file.
-    public static func missing(_ paths: [String]) -> [String] {
+    package static func missing(_ paths: [String]) -> [String] {
         paths.compactMap { path -> String? in
             let errno: Int32
             do {

@@ -6,35 +6,35 @@ import IngestNative
 /// One input the walker found: a regular file to run the stages on, or a problem with an entry that is reported as
 /// a failed file of its own (a name that is not UTF-8, a symlink loop, a folder that cannot be read) so the rest of
 /// the batch goes on.
-public struct InputEntry: Sendable, Equatable {
+package struct InputEntry: Sendable, Equatable {
     /// The path as opened: the root joined with `relativePath`.
-    public var path: String
+    package var path: String
     /// The path relative to the root it was found under; what reports show next to the root.
-    public var relativePath: String
+    package var relativePath: String
     /// Size when listed.
-    public var size: Int64
+    package var size: Int64
     /// Set when the entry cannot be worked on.
-    public var problem: RuleFailure?
+    package var problem: RuleFailure?
     /// Set when the entry is no file to work on (a FIFO, socket or device): reported as skipped with this reason.
-    public var skipReason: String?
+    package var skipReason: String?
     /// The file or folder given on the command line that this entry was found under (the journal keys files by
     /// root and relative path).
-    public var root: String
+    package var root: String
     /// The position of `root` among the walked roots (sorted, so the same on every run): two roots holding the
     /// same relative path, or one root given twice, still make distinct entries.
-    public var rootIndex: Int
+    package var rootIndex: Int
     /// What the walker's own `stat` saw (size, mtime, inode): the journal's identity check reuses it instead of
     /// asking again for every file.
     var status: FileStatus?
 
     /// The entry as reports see it (the cached `stat` does not count).
-    public static func == (left: InputEntry, right: InputEntry) -> Bool {
+    package static func == (left: InputEntry, right: InputEntry) -> Bool {
         left.path == right.path && left.relativePath == right.relativePath && left.size == right.size
             && left.problem == right.problem && left.skipReason == right.skipReason && left.root == right.root
             && left.rootIndex == right.rootIndex
     }
 
-    public init(
+    package init(
         path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil, root: String = "",
         rootIndex: Int = 0
     ) {
@@ -51,7 +51,7 @@ public struct InputEntry: Sendable, Equatable {
 /// same on every run and machine while only the folders on the current path are held in memory (one folder's
 /// names at a time, never the whole tree). Symlinks are skipped unless `follow_symlinks` is set; then a link back
 /// to a folder on the current path is reported as a loop instead of followed forever.
-public final class InputWalker: Sequence, IteratorProtocol {
+package final class InputWalker: Sequence, IteratorProtocol {
     private struct Frame {
         var directory: String
         var relativePrefix: String
@@ -87,7 +87,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
     /// Once `cancellation` is cancelled the walk ends (`next()` returns nil) at the next entry. `inGivenOrder`
     /// takes the paths as given instead (`ingest probe c a b` answers in that order; a run sorts them so a root
     /// keeps its position, which names its work folder, whatever order the command line gives).
-    public init(
+    package init(
         paths: [String], spec: InputSpec, ignoring: [String] = [], cancellation: RunCancellation? = nil,
         inGivenOrder: Bool = false
     ) {
@@ -102,7 +102,7 @@ public final class InputWalker: Sequence, IteratorProtocol {
         self.cancellation = cancellation
     }
 
-    public func next() -> InputEntry? {
+    package func next() -> InputEntry? {
         while true {
             if cancellation?.isCancelled == true { return nil }
             if stack.isEmpty {

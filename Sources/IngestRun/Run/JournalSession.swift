@@ -6,7 +6,7 @@ import IngestNative
 import IngestTemplates
 
 /// What a journaled run does with files the journal already knows.
-public enum ResumePolicy: Sendable, Equatable {
+package enum ResumePolicy: Sendable, Equatable {
     /// Skip files done with the same content and pipeline; redo changed, failed and interrupted ones.
     case resume
     /// Redo every file.
@@ -16,8 +16,8 @@ public enum ResumePolicy: Sendable, Equatable {
 }
 
 /// Skip reasons the journal gives.
-public enum JournalReason {
-    public static let alreadyDone = "already done (journal)"
+package enum JournalReason {
+    package static let alreadyDone = "already done (journal)"
 }
 
 /// A root the walker started from, as the journal keys it, and whether the journal has any file under it.

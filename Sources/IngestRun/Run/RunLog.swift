@@ -4,7 +4,7 @@ import IngestNative
 import Logging
 
 /// How `-v` events are written on standard error: a line for people, or one JSON object per line for collectors.
-public enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     case text
     case json
 }
@@ -12,25 +12,25 @@ public enum LogFormat: String, Sendable, CaseIterable {
 /// The swift-log handler behind `-v` and `--log-format`: each event is one line handed to `write` (which a live
 /// progress display wraps so the two never overwrite each other). Every line goes through `Redaction.text` once
 /// more on the way out (each string of a JSON line), so a secret that slipped into a message or a field never reaches the terminal or a log.
-public struct RunLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct RunLogHandler: LogHandler {
+    package var logLevel: Logger.Level
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     let format: LogFormat
     let write: @Sendable (String) -> Void
 
-    public init(format: LogFormat, level: Logger.Level, write: @escaping @Sendable (String) -> Void) {
+    package init(format: LogFormat, level: Logger.Level, write: @escaping @Sendable (String) -> Void) {
         self.format = format
         self.logLevel = level
         self.write = write
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var fields = metadata
         if let provided = metadataProvider?.get() { fields.merge(provided) { $1 } }
         if let extra = event.metadata { fields.merge(extra) { $1 } }
@@ -83,8 +83,8 @@ public struct RunLogHandler: LogHandler {
 
 /// `-v` → requests, `-vv` → their response headers too; `--log-format json` alone logs the requests (a collector
 /// filters by level).
-public enum RunLogLevel {
-    public static func level(verbosity: Int, format: LogFormat) -> Logger.Level {
+package enum RunLogLevel {
+    package static func level(verbosity: Int, format: LogFormat) -> Logger.Level {
         if verbosity >= 2 { return .debug }
         if verbosity == 1 || format == .json { return .info }
         return .warning

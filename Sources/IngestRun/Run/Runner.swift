@@ -16,23 +16,23 @@ import Logging
 /// it runs and as done (with its results) right after, and a file resumed after a crash reuses those results
 /// instead of repeating the call.
 public final class Runner: @unchecked Sendable {
-    public let pipeline: Pipeline
+    package let pipeline: Pipeline
     /// `workDirectory` is the run's own folder inside the work folder while `run` goes on.
-    public internal(set) var settings: RunSettings
+    package internal(set) var settings: RunSettings
     /// The stages that run: all of them, or only the local ones for `ingest validate`.
-    public let stages: [ConfiguredStage]
+    package let stages: [ConfiguredStage]
 
     /// Counters for a live display; nil when nothing shows progress.
-    public let progress: RunProgress?
+    package let progress: RunProgress?
     /// Where progress of the batch is kept; nil for `--no-journal` and `ingest validate`. The runner talks to it
     /// through `session` and each file's `JournaledFile`.
-    public let journal: (any JournalStore)?
-    public let resume: ResumePolicy
+    package let journal: (any JournalStore)?
+    package let resume: ResumePolicy
     /// Set by `cancel(reason:)`: no new file starts, transfers in flight are cancelled, their files end as
     /// interrupted (reported as failed, left unfinished in the journal for the next run).
-    public let cancellation = RunCancellation()
+    package let cancellation = RunCancellation()
     /// The part of the tree this run takes (`--shard I/N`); nil for all of it.
-    public let shard: Shard?
+    package let shard: Shard?
     /// `max_work_bytes`, when the pipeline transcodes.
     let workBudget: WorkBudget?
     /// True when the pipeline uploads or transcodes: done files are hashed for the journal's content check.
@@ -40,7 +40,7 @@ public final class Runner: @unchecked Sendable {
     /// All the run's talk with the journal but what one file's stages journal (`JournaledFile`).
     let session: JournalSession?
 
-    public init(
+    package init(
         pipeline: Pipeline, settings: RunSettings, progress: RunProgress? = nil, journal: (any JournalStore)? = nil,
         resume: ResumePolicy = .resume, shard: Shard? = nil
     ) {
@@ -64,6 +64,12 @@ public final class Runner: @unchecked Sendable {
     /// Walks `paths` and runs every file; `onItem` sees each report in order, on the calling thread. An error
     /// thrown by `onItem` (a report that cannot be written) stops the run after the files in flight and is
     /// rethrown.
+    ///
+    /// - Parameters:
+    ///   - paths: Files and folders; folders are walked (hidden files and the pipeline's `exclude` left out).
+    ///   - onItem: Called with each file's report, in order, on the calling thread.
+    /// - Returns: How many files passed, failed and were skipped.
+    /// - Throws: What `onItem` threw, or an error that stops the whole run (the work folder cannot be made).
     @discardableResult
     public func run(paths: [String], onItem: (ItemReport) throws -> Void) throws -> RunSummary {
         let ignored = ignoredPaths()
@@ -190,7 +196,7 @@ public final class Runner: @unchecked Sendable {
     /// Runs the stages on one entry. Never throws: whatever goes wrong becomes this file's failure. A file another
     /// worker holds (a shared journal) is reported as skipped.
     /// A file whose cut-short call may still be in flight is waited for here (cancellably).
-    public func process(_ entry: InputEntry, id: Int = 0) -> ItemReport {
+    package func process(_ entry: InputEntry, id: Int = 0) -> ItemReport {
         while true {
             switch handle(entry, id: id) {
             case .report(let report): return report

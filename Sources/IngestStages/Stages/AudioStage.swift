@@ -6,15 +6,15 @@ import IngestTemplates
 /// `audio`: turns any supported audio (AAC/M4A, MP3, WAV, FLAC, Ogg, the audio track of a movie) into AAC in an
 /// `.m4a` with the moov atom first, as the vet-visit backend (seed 003) expects from an iPhone recording. A file that
 /// already meets every setting is passed through untouched: re-encoding AAC only loses quality.
-public struct AudioStage: Stage {
-    public struct Options: StageOptions, Sendable {
-        public var bitrate = BitRate(bitsPerSecond: 64000)
-        public var channels = 1
-        public var sampleRate = 44100
-        public var onDecodeError = DecodeErrorPolicy.fail
-        public init() {}
+package struct AudioStage: Stage {
+    package struct Options: StageOptions, Sendable {
+        package var bitrate = BitRate(bitsPerSecond: 64000)
+        package var channels = 1
+        package var sampleRate = 44100
+        package var onDecodeError = DecodeErrorPolicy.fail
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField(
                     "bitrate", \.bitrate, range: BitRate(bitsPerSecond: 8000)...BitRate(bitsPerSecond: 512_000),
@@ -31,7 +31,7 @@ public struct AudioStage: Stage {
             ]
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             if !(1...2).contains(channels) { throw node.error("channels must be 1 or 2, found \(channels)") }
             if !AudioStage.aacSampleRates.contains(sampleRate) {
                 throw node.error(
@@ -44,11 +44,11 @@ public struct AudioStage: Stage {
         }
     }
 
-    public static let name = "audio"
-    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
-    public static let summary =
+    package static let name = "audio"
+    package static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
+    package static let summary =
         "Transcodes audio (M4A, MP3, WAV, FLAC, a movie's track) to AAC in a faststart .m4a; passes compliant files through."
-    public static let writesWorkFiles = true
+    package static let writesWorkFiles = true
 
     /// Sample rates libavcodec's `aac` encoder takes.
     static let aacSampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
@@ -57,9 +57,9 @@ public struct AudioStage: Stage {
     static let bitRateTolerance = 0.15
 
     let options: Options
-    public init(options: Options) throws { self.options = options }
+    package init(options: Options) throws { self.options = options }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let stage = Self.name
         let before = try context.probe(item, stage: stage)
         let source = try audioSource(of: before)

@@ -3,9 +3,9 @@ import IngestTemplates
 
 /// `geohash`: turns the probed location into a geohash fact (seed 004 keys its data by a 6-character geohash),
 /// for key templates (`{{geohash}}`) and payloads.
-public struct GeohashStage: Stage {
+package struct GeohashStage: Stage {
     /// What becomes of a file without a location.
-    public enum MissingPolicy: String, OptionEnum, Sendable {
+    package enum MissingPolicy: String, OptionEnum, Sendable {
         /// It goes on without a `geohash` fact.
         case pass
         /// It stops here and is reported as skipped (seed 004 keeps only located media), not as a failure.
@@ -14,12 +14,12 @@ public struct GeohashStage: Stage {
         case fail
     }
 
-    public struct Options: StageOptions, Sendable {
-        public var precision = 6
-        public var required = false
-        public var onMissing: MissingPolicy?
-        public init() {}
-        public static var fields: [OptionField<Options>] {
+    package struct Options: StageOptions, Sendable {
+        package var precision = 6
+        package var required = false
+        package var onMissing: MissingPolicy?
+        package init() {}
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField("precision", \.precision, range: 1...12, doc: "Characters of geohash, 1–12.", default: "6"),
                 OptionField(
@@ -33,7 +33,7 @@ public struct GeohashStage: Stage {
                     default: "pass (fail with required: true)"),
             ]
         }
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             if !(1...12).contains(precision) { throw node.error("precision must be 1…12, found \(precision)") }
             if required, let onMissing, onMissing != .fail {
                 throw node.error(
@@ -44,15 +44,15 @@ public struct GeohashStage: Stage {
         var missing: MissingPolicy { onMissing ?? (required ? .fail : .pass) }
     }
 
-    public static let name = "geohash"
+    package static let name = "geohash"
     /// `{{geohash}}`: a string, so no fields.
-    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: [])
-    public static let summary = "Adds the geohash of the file's location (from probe) as the fact `geohash`."
+    package static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: [])
+    package static let summary = "Adds the geohash of the file's location (from probe) as the fact `geohash`."
 
     let options: Options
-    public init(options: Options) throws { self.options = options }
+    package init(options: Options) throws { self.options = options }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let probe = try context.probe(item, stage: Self.name)
         guard let location = probe.location else {
             switch options.missing {
@@ -72,10 +72,10 @@ public struct GeohashStage: Stage {
 }
 
 /// Gustavo Niemeyer's geohash: interleaved longitude/latitude bisection bits, 5 per base-32 character.
-public enum Geohash {
+package enum Geohash {
     static let alphabet = Array("0123456789bcdefghjkmnpqrstuvwxyz")
 
-    public static func encode(latitude: Double, longitude: Double, precision: Int) -> String {
+    package static func encode(latitude: Double, longitude: Double, precision: Int) -> String {
         var latitudeRange = (-90.0, 90.0)
         var longitudeRange = (-180.0, 180.0)
         var hash = ""

@@ -6,14 +6,14 @@ import IngestTemplates
 /// `jpeg`: re-encodes a JPEG, PNG or HEIC/HEIF photo as the JPEG a backend expects (seed 002 uploads
 /// `jpegData(compressionQuality: 0.8)`), upright, optionally downscaled, with metadata per policy. The result is a
 /// new file in the work directory that later stages (upload) send; the original is never touched.
-public struct JpegStage: Stage {
+package struct JpegStage: Stage {
     /// Encoder quality: the seeds' 0…1 scale (`0.8`) or libjpeg's 1…100 (`80`).
-    public struct Quality: OptionValue, Equatable, Sendable {
+    package struct Quality: OptionValue, Equatable, Sendable {
         /// libjpeg quality 1…100.
-        public var libjpeg: Int
-        public init(libjpeg: Int) { self.libjpeg = libjpeg }
+        package var libjpeg: Int
+        package init(libjpeg: Int) { self.libjpeg = libjpeg }
 
-        public init(from node: ConfigNode) throws {
+        package init(from node: ConfigNode) throws {
             let message = "quality must be 0.01…1 (as in jpegData(compressionQuality:)) or 1…100"
             guard let value = node.scalar.flatMap(Double.init), value.isFinite else {
                 throw node.error("\(message), found \(node.kindDescription)")
@@ -26,16 +26,16 @@ public struct JpegStage: Stage {
             libjpeg = Int(scaled)
         }
 
-        public static var jsonSchema: JSONValue { ["type": "number", "exclusiveMinimum": 0, "maximum": 100] }
+        package static var jsonSchema: JSONValue { ["type": "number", "exclusiveMinimum": 0, "maximum": 100] }
     }
 
     /// Output chroma subsampling: `420` (what cjpeg and phones write), `422` or `444`.
-    public enum Subsampling: String, OptionValue, CaseIterable, Sendable {
+    package enum Subsampling: String, OptionValue, CaseIterable, Sendable {
         case s420 = "420"
         case s422 = "422"
         case s444 = "444"
 
-        public init(from node: ConfigNode) throws {
+        package init(from node: ConfigNode) throws {
             let text = try String(from: node).replacingOccurrences(of: ":", with: "")
             guard let value = Subsampling(rawValue: text) else {
                 throw node.error("subsampling must be 420, 422 or 444, found \(node.kindDescription)")
@@ -43,7 +43,7 @@ public struct JpegStage: Stage {
             self = value
         }
 
-        public static var jsonSchema: JSONValue {
+        package static var jsonSchema: JSONValue {
             [
                 "anyOf": [
                     ["enum": [420, 422, 444]], ["type": "string", "pattern": "^(420|422|444|4:2:0|4:2:2|4:4:4)$"],
@@ -61,7 +61,7 @@ public struct JpegStage: Stage {
     }
 
     /// What happens to EXIF, XMP, IPTC and comments. The ICC profile is always kept: without it colours change.
-    public enum MetadataPolicy: String, OptionEnum, Sendable {
+    package enum MetadataPolicy: String, OptionEnum, Sendable {
         /// Remove EXIF, XMP, IPTC and comments (GPS included).
         case strip
         /// Keep them (EXIF rebuilt with orientation 1 when the pixels were turned or resized).
@@ -70,23 +70,23 @@ public struct JpegStage: Stage {
         case keepExceptGPS = "keep-except-gps"
     }
 
-    public enum Filter: String, OptionEnum, Sendable {
+    package enum Filter: String, OptionEnum, Sendable {
         case lanczos, area
     }
 
-    public struct Options: StageOptions, Sendable {
-        public var quality = Quality(libjpeg: 80)
-        public var subsampling = Subsampling.s420
-        public var progressive = false
-        public var maxDimension: Int?
-        public var filter = Filter.lanczos
-        public var metadata = MetadataPolicy.strip
-        public var minSavings: Percentage?
-        public var maxPixels = 100_000_000
-        public var maxBytes = ByteSize(bytes: 256 << 20)
-        public init() {}
+    package struct Options: StageOptions, Sendable {
+        package var quality = Quality(libjpeg: 80)
+        package var subsampling = Subsampling.s420
+        package var progressive = false
+        package var maxDimension: Int?
+        package var filter = Filter.lanczos
+        package var metadata = MetadataPolicy.strip
+        package var minSavings: Percentage?
+        package var maxPixels = 100_000_000
+        package var maxBytes = ByteSize(bytes: 256 << 20)
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField(
                     "quality", \.quality, doc: "Encoder quality, 0…1 as in `jpegData(compressionQuality:)` or 1…100.",
@@ -118,7 +118,7 @@ public struct JpegStage: Stage {
             ]
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             if let maxDimension, maxDimension < 1 { throw node.error("max_dimension must be positive") }
             if maxPixels < 1 { throw node.error("max_pixels must be positive") }
             if maxBytes.bytes < 1 || maxBytes.bytes > Int64(Int32.max) {
@@ -127,15 +127,15 @@ public struct JpegStage: Stage {
         }
     }
 
-    public static let name = "jpeg"
-    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
-    public static let summary = "Re-encodes JPEG, PNG and HEIC photos as upright JPEG (quality, size, metadata policy)."
-    public static let writesWorkFiles = true
+    package static let name = "jpeg"
+    package static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
+    package static let summary = "Re-encodes JPEG, PNG and HEIC photos as upright JPEG (quality, size, metadata policy)."
+    package static let writesWorkFiles = true
 
     let options: Options
-    public init(options: Options) throws { self.options = options }
+    package init(options: Options) throws { self.options = options }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let result = try StillTranscoder(options: options, stage: Self.name).transcode(
             path: item.artifact,
             outputPath: WorkFolder.outputPath(

@@ -7,16 +7,16 @@ import IngestTemplates
 /// checked against a pattern (`uuid`), so a recording filed under the wrong folder fails before anything is sent.
 /// The manifest is read and checked once, when the pipeline loads: a malformed one stops the run (exit 2) naming
 /// its file and line.
-public struct LookupStage: Stage {
-    public struct Options: StageOptions, Sendable {
-        public var csv = OptionalText()
-        public var key = Template.empty
-        public var keyColumn: String?
-        public var fallback = TemplateMap()
-        public var patterns = PatternMap()
-        public init() {}
+package struct LookupStage: Stage {
+    package struct Options: StageOptions, Sendable {
+        package var csv = OptionalText()
+        package var key = Template.empty
+        package var keyColumn: String?
+        package var fallback = TemplateMap()
+        package var patterns = PatternMap()
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField(
                     "csv", \.csv,
@@ -44,7 +44,7 @@ public struct LookupStage: Stage {
             ]
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             if csv.text.isEmpty && fallback.entries.isEmpty {
                 throw node.error("lookup needs 'csv' (a manifest) or 'fallback' (values when there is none)")
             }
@@ -55,15 +55,15 @@ public struct LookupStage: Stage {
         }
     }
 
-    public static let name = "lookup"
-    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
-    public static let summary =
+    package static let name = "lookup"
+    package static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
+    package static let summary =
         "Looks values up for the file in a CSV manifest (or fills them from templates) and checks them; saved under `as:`."
 
     let options: Options
     let manifest: CSVManifest?
 
-    public init(options: Options) throws {
+    package init(options: Options) throws {
         self.options = options
         manifest =
             options.csv.text.isEmpty ? nil : try CSVManifest(path: options.csv.text, keyColumn: options.keyColumn)
@@ -77,7 +77,7 @@ public struct LookupStage: Stage {
         }
     }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let scope = TemplateScope(item: item, context: context, stage: Self.name)
         var values = JSONObject()
         let origin: String
@@ -117,26 +117,26 @@ public struct LookupStage: Stage {
 }
 
 /// Text where null and nothing mean the same: `csv: ${MANIFEST:-}` with the variable unset reads as "no manifest".
-public struct OptionalText: OptionValue, Sendable, Equatable {
-    public var text = ""
-    public init() {}
-    public init(from node: ConfigNode) throws {
+package struct OptionalText: OptionValue, Sendable, Equatable {
+    package var text = ""
+    package init() {}
+    package init(from node: ConfigNode) throws {
         if node.isNull { return }
         text = try String(from: node).trimmingCharacters(in: .whitespaces)
     }
-    public static var jsonSchema: JSONValue { ["type": "string"] }
+    package static var jsonSchema: JSONValue { ["type": "string"] }
 }
 
 /// A mapping of names to templates, order kept (`fallback:`).
-public struct TemplateMap: OptionValue, Sendable, Equatable {
-    public struct Entry: Sendable, Equatable {
-        public var name: String
-        public var value: Template
+package struct TemplateMap: OptionValue, Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
+        package var name: String
+        package var value: Template
     }
-    public var entries: [Entry] = []
-    public init() {}
+    package var entries: [Entry] = []
+    package init() {}
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard case .mapping(let pairs) = node.kind else {
             if node.isNull { return }
             throw node.error("expected a mapping of names to templates, found \(node.kindDescription)")
@@ -144,18 +144,18 @@ public struct TemplateMap: OptionValue, Sendable, Equatable {
         entries = try pairs.map { Entry(name: try String(from: $0.key), value: try Template(from: $0.value)) }
     }
 
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         ["type": "object", "additionalProperties": ["type": ["string", "number", "boolean"]]]
     }
 }
 
 /// What a value must look like: `uuid` (RFC 4122 text, any case) or a regular expression matched against the
 /// whole value.
-public struct ValuePattern: Sendable, Equatable, CustomStringConvertible {
-    public let source: String
+package struct ValuePattern: Sendable, Equatable, CustomStringConvertible {
+    package let source: String
     private let expression: String
 
-    public init(_ source: String) throws {
+    package init(_ source: String) throws {
         self.source = source
         expression =
             source == "uuid" ? "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}" : source
@@ -166,24 +166,24 @@ public struct ValuePattern: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public func matches(_ value: String) -> Bool {
+    package func matches(_ value: String) -> Bool {
         guard let regex = try? NSRegularExpression(pattern: "\\A(?:\(expression))\\z") else { return false }
         return regex.firstMatch(in: value, range: NSRange(value.startIndex..., in: value)) != nil
     }
 
-    public var description: String { source == "uuid" ? "a UUID" : "matched by /\(source)/" }
+    package var description: String { source == "uuid" ? "a UUID" : "matched by /\(source)/" }
 }
 
 /// `patterns:` — a mapping of value names to `ValuePattern`s.
-public struct PatternMap: OptionValue, Sendable, Equatable {
-    public struct Entry: Sendable, Equatable {
-        public var name: String
-        public var pattern: ValuePattern
+package struct PatternMap: OptionValue, Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
+        package var name: String
+        package var pattern: ValuePattern
     }
-    public var entries: [Entry] = []
-    public init() {}
+    package var entries: [Entry] = []
+    package init() {}
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard case .mapping(let pairs) = node.kind else {
             if node.isNull { return }
             throw node.error(
@@ -199,7 +199,7 @@ public struct PatternMap: OptionValue, Sendable, Equatable {
         }
     }
 
-    public static var jsonSchema: JSONValue { ["type": "object", "additionalProperties": ["type": "string"]] }
+    package static var jsonSchema: JSONValue { ["type": "object", "additionalProperties": ["type": "string"]] }
 }
 
 /// A CSV manifest (RFC 4180: comma-separated, `"` quotes with `""` inside, CRLF or LF, a header row), indexed by one

@@ -4,12 +4,12 @@ import IngestMedia
 import IngestNative
 
 /// A bit rate written as FFmpeg's CLI takes it: `64000`, `64k`, `1.5M` (k = 1000, M = 10⁶; `bps`/`b` allowed).
-public struct BitRate: OptionValue, Equatable, Comparable, Sendable, CustomStringConvertible {
+package struct BitRate: OptionValue, Equatable, Comparable, Sendable, CustomStringConvertible {
     /// Bits per second.
-    public var bitsPerSecond: Int
-    public init(bitsPerSecond: Int) { self.bitsPerSecond = bitsPerSecond }
+    package var bitsPerSecond: Int
+    package init(bitsPerSecond: Int) { self.bitsPerSecond = bitsPerSecond }
 
-    public static func parse(_ text: String) -> BitRate? {
+    package static func parse(_ text: String) -> BitRate? {
         var trimmed = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")
         for suffix in ["bps", "b/s", "b"] where trimmed.lowercased().hasSuffix(suffix) {
             trimmed = String(trimmed.dropLast(suffix.count))
@@ -26,14 +26,14 @@ public struct BitRate: OptionValue, Equatable, Comparable, Sendable, CustomStrin
         return BitRate(bitsPerSecond: Int((value * factor).rounded()))
     }
 
-    public init(from node: ConfigNode) throws {
+    package init(from node: ConfigNode) throws {
         guard let text = node.scalar, let rate = BitRate.parse(text) else {
             throw node.error("expected a bit rate such as 64k, 2.5M or 128000, found \(node.kindDescription)")
         }
         self = rate
     }
 
-    public static var jsonSchema: JSONValue {
+    package static var jsonSchema: JSONValue {
         [
             "anyOf": [
                 ["type": "integer", "minimum": 1],
@@ -42,9 +42,9 @@ public struct BitRate: OptionValue, Equatable, Comparable, Sendable, CustomStrin
         ]
     }
 
-    public static func < (lhs: BitRate, rhs: BitRate) -> Bool { lhs.bitsPerSecond < rhs.bitsPerSecond }
+    package static func < (lhs: BitRate, rhs: BitRate) -> Bool { lhs.bitsPerSecond < rhs.bitsPerSecond }
 
-    public var description: String {
+    package var description: String {
         bitsPerSecond % 1_000_000 == 0
             ? "\(bitsPerSecond / 1_000_000)M"
             : bitsPerSecond % 1000 == 0 ? "\(bitsPerSecond / 1000)k" : "\(bitsPerSecond)"
@@ -52,7 +52,7 @@ public struct BitRate: OptionValue, Equatable, Comparable, Sendable, CustomStrin
 }
 
 /// `on_decode_error`: what a damaged packet does to the file.
-public enum DecodeErrorPolicy: String, OptionEnum, Sendable {
+package enum DecodeErrorPolicy: String, OptionEnum, Sendable {
     /// The file fails with the decoder's message.
     case fail
     /// The packet is dropped and counted in the fact; the rest is transcoded.
@@ -229,9 +229,9 @@ enum AtomOrder {
 
 /// Bit rates: up to 10 Gbit/s, which `BitRate.parse` already holds to.
 extension BitRate: RangedOptionValue {
-    public static var defaultRange: ClosedRange<BitRate> {
+    package static var defaultRange: ClosedRange<BitRate> {
         BitRate(bitsPerSecond: 1)...BitRate(bitsPerSecond: 9_999_999_999)
     }
-    public var rangeText: String { description }
-    public static func jsonSchema(in range: ClosedRange<BitRate>) -> JSONValue { jsonSchema }
+    package var rangeText: String { description }
+    package static func jsonSchema(in range: ClosedRange<BitRate>) -> JSONValue { jsonSchema }
 }

@@ -13,26 +13,26 @@ import Logging
 ///
 /// A waiting file holds its worker (a thread that sleeps, not a core): give a pipeline that polls more `workers`
 /// than cores, and a shared `rate` so many files waiting at once stay within what the backend allows.
-public struct PollStage: Stage {
-    public enum Format: String, OptionEnum, Sendable {
+package struct PollStage: Stage {
+    package enum Format: String, OptionEnum, Sendable {
         case json, firestore
     }
 
-    public struct Options: StageOptions, Sendable {
-        public var url = Template.empty
-        public var headers = HeaderTemplates()
-        public var format = Format.json
-        public var until = FieldCondition()
-        public var failWhen: FieldCondition?
-        public var error = "error"
-        public var progress: String?
-        public var interval = DurationValue(seconds: 10)
-        public var maxInterval = DurationValue(seconds: 60)
-        public var timeout = DurationValue(seconds: 7200)
-        public var network = NetworkOptions()
-        public init() {}
+    package struct Options: StageOptions, Sendable {
+        package var url = Template.empty
+        package var headers = HeaderTemplates()
+        package var format = Format.json
+        package var until = FieldCondition()
+        package var failWhen: FieldCondition?
+        package var error = "error"
+        package var progress: String?
+        package var interval = DurationValue(seconds: 10)
+        package var maxInterval = DurationValue(seconds: 60)
+        package var timeout = DurationValue(seconds: 7200)
+        package var network = NetworkOptions()
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField(
                     "url", \.url, doc: "URL template of the job (`${FIRESTORE}/v1/{{job.name}}`).", required: true),
@@ -71,34 +71,34 @@ public struct PollStage: Stage {
             ] + NetworkOptions.fields(\.network)
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             try network.validate(at: node)
             if maxInterval < interval { throw node.error("max_interval must be at least interval") }
             if error.isEmpty || progress?.isEmpty == true { throw node.error("error and progress name fields") }
         }
     }
 
-    public static let name = "poll"
-    public static let summary =
+    package static let name = "poll"
+    package static let summary =
         "Waits for an asynchronous job: GETs a URL until a condition on the answer holds (the waiting file holds a "
         + "worker: a sleeping thread); saves the answer under `as:`."
-    public static let usesNetwork = true
+    package static let usesNetwork = true
 
     let options: Options
     let limiter: RateLimiter?
 
-    public init(options: Options) throws {
+    package init(options: Options) throws {
         self.options = options
         limiter = options.network.rate.map(RateLimiter.init(rate:))
     }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         registerRenewal(item, context: context)
         return try wait(item, context: context)
     }
 
     /// A result reused from the journal may hold signed URLs that expired since: a later `save` can ask again.
-    public func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }
+    package func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }
 
     func registerRenewal(_ item: Item, context: StageContext) {
         guard let name = context.resultName else { return }

@@ -8,13 +8,13 @@ import IngestTemplates
 /// (typed for Firestore here), sets server timestamps, and carries the precondition that the document does not
 /// exist yet. With a document id the journal fixes for the file (`{{uuid}}`), a repeat after a crash or a lost answer
 /// meets Firestore's `ALREADY_EXISTS` for that very document, which counts as done.
-public struct FirestoreWrite: StageOptions, Sendable, Equatable {
-    public var document = Template.empty
-    public var fields: TemplateValue = .object([])
-    public var serverTimestamps: [String] = []
-    public init() {}
+package struct FirestoreWrite: StageOptions, Sendable, Equatable {
+    package var document = Template.empty
+    package var fields: TemplateValue = .object([])
+    package var serverTimestamps: [String] = []
+    package init() {}
 
-    public static var fields: [OptionField<FirestoreWrite>] {
+    package static var fields: [OptionField<FirestoreWrite>] {
         [
             OptionField(
                 "document", \.document,
@@ -33,7 +33,7 @@ public struct FirestoreWrite: StageOptions, Sendable, Equatable {
         ]
     }
 
-    public func validate(at node: ConfigNode) throws {
+    package func validate(at node: ConfigNode) throws {
         guard case .object = fields else { throw node.error("firestore: fields must be a mapping of names to values") }
         for name in serverTimestamps {
             let simple = name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in

@@ -6,26 +6,26 @@ import IngestTemplates
 
 /// `request`: one JSON HTTP call per file — a backend hands out an upload ticket (seeds 001–003) or is told that
 /// a file arrived (`analyze`, `complete/{visit_id}`). The JSON response is saved under `as:` for later templates.
-public struct RequestStage: Stage {
-    public enum ConflictPolicy: String, OptionEnum, Sendable {
+package struct RequestStage: Stage {
+    package enum ConflictPolicy: String, OptionEnum, Sendable {
         case skip, fail, done
     }
 
-    public struct Options: StageOptions, Sendable {
-        public var method = "POST"
-        public var url = Template.empty
-        public var headers = HeaderTemplates()
-        public var json: TemplateValue?
-        public var firestore: FirestoreWrite?
-        public var timeout = DurationValue(seconds: 60)
-        public var expect: [Int]?
-        public var onConflict = ConflictPolicy.fail
-        public var report: [String] = []
-        public var verify: VerifyRequest?
-        public var network = NetworkOptions()
-        public init() {}
+    package struct Options: StageOptions, Sendable {
+        package var method = "POST"
+        package var url = Template.empty
+        package var headers = HeaderTemplates()
+        package var json: TemplateValue?
+        package var firestore: FirestoreWrite?
+        package var timeout = DurationValue(seconds: 60)
+        package var expect: [Int]?
+        package var onConflict = ConflictPolicy.fail
+        package var report: [String] = []
+        package var verify: VerifyRequest?
+        package var network = NetworkOptions()
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField("method", \.method, doc: "HTTP method.", default: "POST"),
                 OptionField(
@@ -80,7 +80,7 @@ public struct RequestStage: Stage {
             ] + NetworkOptions.fields(\.network)
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             try network.validate(at: node)
             let allowed = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
             if !allowed.contains(method.uppercased()) {
@@ -106,29 +106,29 @@ public struct RequestStage: Stage {
         }
     }
 
-    public static let name = "request"
-    public static let summary =
+    package static let name = "request"
+    package static let summary =
         "Sends one JSON HTTP request per file (a ticket, a callback); saves the JSON answer under `as:`."
-    public static let usesNetwork = true
+    package static let usesNetwork = true
 
     let options: Options
     let limiter: RateLimiter?
 
-    public init(options: Options) throws {
+    package init(options: Options) throws {
         self.options = options
         limiter = options.network.rate.map(RateLimiter.init(rate:))
     }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         registerRenewal(item, context: context)
         return try perform(item, context: context, verifying: context.mayHaveRunBefore)
     }
 
     /// A call with `verify:` that a killed run cut short is verified only once it cannot still be in flight.
-    public var settleSeconds: Double? { options.verify.map { $0.settle?.seconds ?? options.timeout.seconds } }
+    package var settleSeconds: Double? { options.verify.map { $0.settle?.seconds ?? options.timeout.seconds } }
 
     /// A ticket reused from the journal may have expired since: an upload can still ask for a fresh one.
-    public func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }
+    package func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }
 
     /// Lets a later upload ask for this ticket again when its signed URL expired — also when the ticket came from
     /// the journal (a resumed run), whose URL is the likeliest to have expired.

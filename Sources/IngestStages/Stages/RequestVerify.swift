@@ -7,17 +7,17 @@ import IngestTemplates
 /// `verify:` of a `request` stage: a read that tells whether a call the journal shows as sent without an answer (a
 /// run killed mid-call, a worker whose lease was taken over, an earlier run that failed it) reached the server. A
 /// backend that accepts a repeated call (no 409) would otherwise act twice; the answer settles it instead of a guess.
-public struct VerifyRequest: StageOptions, Sendable, Equatable {
-    public var method = "GET"
-    public var url = Template.empty
-    public var headers = HeaderTemplates()
-    public var expect: [Int]?
-    public var timeout = DurationValue(seconds: 60)
+package struct VerifyRequest: StageOptions, Sendable, Equatable {
+    package var method = "GET"
+    package var url = Template.empty
+    package var headers = HeaderTemplates()
+    package var expect: [Int]?
+    package var timeout = DurationValue(seconds: 60)
     /// nil: the call's own `timeout`.
-    public var settle: DurationValue?
-    public init() {}
+    package var settle: DurationValue?
+    package init() {}
 
-    public static var fields: [OptionField<VerifyRequest>] {
+    package static var fields: [OptionField<VerifyRequest>] {
         [
             OptionField("method", \.method, doc: "`GET` or `HEAD`.", default: "GET"),
             OptionField(
@@ -46,7 +46,7 @@ public struct VerifyRequest: StageOptions, Sendable, Equatable {
         ]
     }
 
-    public func validate(at node: ConfigNode) throws {
+    package func validate(at node: ConfigNode) throws {
         if !["GET", "HEAD"].contains(method.uppercased()) {
             throw node.error("verify: method must be GET or HEAD (a read), found '\(method)'")
         }

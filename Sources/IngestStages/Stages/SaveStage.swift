@@ -9,14 +9,14 @@ import IngestTemplates
 /// `primary_subject`). Files go beside the recording, or into `to:`. Every file is downloaded (size-capped) before
 /// any is written, and each is written to a temp file renamed into place, so a file is whole or absent. Signed URLs
 /// are never printed, and a sidecar is redacted as reports are. In `--dry-run` and `ingest test` nothing is written.
-public struct SaveStage: Stage {
+package struct SaveStage: Stage {
     /// One file to write: downloaded from `url`, or `json` (a template value) written as JSON.
-    public struct Source: StageOptions, Sendable, Equatable {
-        public var url: Template?
-        public var json: TemplateValue?
-        public init() {}
+    package struct Source: StageOptions, Sendable, Equatable {
+        package var url: Template?
+        package var json: TemplateValue?
+        package init() {}
 
-        public static var fields: [OptionField<Source>] {
+        package static var fields: [OptionField<Source>] {
             [
                 OptionField(
                     "url", \.url, doc: "Download this URL (`{{analysis.fields.result_urls.coach_summary_url}}`)."),
@@ -24,21 +24,21 @@ public struct SaveStage: Stage {
             ]
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             if (url == nil) == (json == nil) { throw node.error("each file needs one of url or json") }
         }
     }
 
     /// `files:` — file-name templates and where each file's content comes from, in order.
-    public struct Files: OptionValue, Sendable, Equatable {
-        public struct Entry: Sendable, Equatable {
-            public var name: Template
-            public var source: Source
+    package struct Files: OptionValue, Sendable, Equatable {
+        package struct Entry: Sendable, Equatable {
+            package var name: Template
+            package var source: Source
         }
-        public var entries: [Entry] = []
-        public init() {}
+        package var entries: [Entry] = []
+        package init() {}
 
-        public init(from node: ConfigNode) throws {
+        package init(from node: ConfigNode) throws {
             guard case .mapping(let pairs) = node.kind, !pairs.isEmpty else {
                 throw node.error(
                     "expected a mapping of file names to { url: … } or { json: … }, found \(node.kindDescription)")
@@ -46,19 +46,19 @@ public struct SaveStage: Stage {
             entries = try pairs.map { Entry(name: try Template(from: $0.key), source: try Source(from: $0.value)) }
         }
 
-        public static var jsonSchema: JSONValue {
+        package static var jsonSchema: JSONValue {
             ["type": "object", "minProperties": 1, "additionalProperties": Source.jsonSchema]
         }
     }
 
-    public struct Options: StageOptions, Sendable {
-        public var to = Template.empty
-        public var files = Files()
-        public var maxBytes = ByteSize(bytes: 1 << 20)
-        public var network = NetworkOptions()
-        public init() {}
+    package struct Options: StageOptions, Sendable {
+        package var to = Template.empty
+        package var files = Files()
+        package var maxBytes = ByteSize(bytes: 1 << 20)
+        package var network = NetworkOptions()
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField(
                     "to", \.to,
@@ -75,23 +75,23 @@ public struct SaveStage: Stage {
             ] + NetworkOptions.fields(\.network)
         }
 
-        public func validate(at node: ConfigNode) throws { try network.validate(at: node) }
+        package func validate(at node: ConfigNode) throws { try network.validate(at: node) }
     }
 
-    public static let name = "save"
-    public static let summary =
+    package static let name = "save"
+    package static let summary =
         "Writes downloaded texts (signed result URLs) and earlier answers (JSON) as files beside the recording."
-    public static let usesNetwork = true
+    package static let usesNetwork = true
 
     let options: Options
     let limiter: RateLimiter?
 
-    public init(options: Options) throws {
+    package init(options: Options) throws {
         self.options = options
         limiter = options.network.rate.map(RateLimiter.init(rate:))
     }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let scope = TemplateScope(item: item, context: context, stage: Self.name)
         let folder = try destination(item, scope: scope)
         var contents: [(path: String, bytes: [UInt8])] = []

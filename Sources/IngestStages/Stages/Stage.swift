@@ -4,7 +4,7 @@ import IngestTemplates
 
 /// One step of a pipeline. A stage is one file: its options type (which drives decoding, docs and the schema),
 /// a name it is registered under, and `run`, which is called on a worker thread and may block on C libraries.
-public protocol Stage: Sendable {
+package protocol Stage: Sendable {
     associatedtype Options: StageOptions
     /// The key in the pipeline file (`validate`, `probe` …).
     static var name: String { get }
@@ -35,10 +35,10 @@ public protocol Stage: Sendable {
 }
 
 extension Stage {
-    public func checkReadyToRun() throws {}
-    public func reused(_ item: Item, context: StageContext) {}
-    public var settleSeconds: Double? { nil }
-    public static var usesNetwork: Bool { false }
-    public static var writesWorkFiles: Bool { false }
-    public static var templateOffer: TemplateOffer? { nil }
+    package func checkReadyToRun() throws {}
+    package func reused(_ item: Item, context: StageContext) {}
+    package var settleSeconds: Double? { nil }
+    package static var usesNetwork: Bool { false }
+    package static var writesWorkFiles: Bool { false }
+    package static var templateOffer: TemplateOffer? { nil }
 }

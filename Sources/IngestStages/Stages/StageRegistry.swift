@@ -2,15 +2,15 @@ import IngestCore
 import IngestTemplates
 
 /// A stage type as the registry knows it, with its options erased.
-public struct StageDescriptor: Sendable {
-    public let name: String
-    public let summary: String
-    public let usesNetwork: Bool
-    public let writesWorkFiles: Bool
-    public let templateOffer: TemplateOffer?
-    public let optionsSchema: JSONValue
+package struct StageDescriptor: Sendable {
+    package let name: String
+    package let summary: String
+    package let usesNetwork: Bool
+    package let writesWorkFiles: Bool
+    package let templateOffer: TemplateOffer?
+    package let optionsSchema: JSONValue
     /// Name, doc and default of each option, for the README reference.
-    public let optionDocs: [(name: String, doc: String, required: Bool, defaultText: String?)]
+    package let optionDocs: [(name: String, doc: String, required: Bool, defaultText: String?)]
     let make: @Sendable (ConfigNode) throws -> any Stage
 
     init<S: Stage>(_ type: S.Type) {
@@ -34,12 +34,12 @@ public struct StageDescriptor: Sendable {
     }
 
     /// Builds the stage from its options node.
-    public func instantiate(_ node: ConfigNode) throws -> any Stage { try make(node) }
+    package func instantiate(_ node: ConfigNode) throws -> any Stage { try make(node) }
 }
 
 /// Every stage, by name. A new stage is one file plus one line here.
-public enum StageRegistry {
-    public static let all: [StageDescriptor] = [
+package enum StageRegistry {
+    package static let all: [StageDescriptor] = [
         StageDescriptor(ValidateStage.self),
         StageDescriptor(ProbeStage.self),
         StageDescriptor(GeohashStage.self),
@@ -53,6 +53,6 @@ public enum StageRegistry {
         StageDescriptor(SaveStage.self),
     ]
 
-    public static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }
-    public static var names: [String] { all.map(\.name) }
+    package static func descriptor(named name: String) -> StageDescriptor? { all.first { $0.name == name } }
+    package static var names: [String] { all.map(\.name) }
 }

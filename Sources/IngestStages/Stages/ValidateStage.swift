@@ -5,44 +5,44 @@ import IngestNative
 
 /// `validate`: the local rules a file must meet before anything is spent on it. Every rule that fails is
 /// reported (not only the first), each with expected vs. actual, so one run tells the whole story of a file.
-public struct ValidateStage: Stage {
-    public struct DurationLimits: StageOptions, Sendable {
-        public var min: DurationValue?
-        public var max: DurationValue?
-        public init() {}
-        public static var fields: [OptionField<DurationLimits>] {
+package struct ValidateStage: Stage {
+    package struct DurationLimits: StageOptions, Sendable {
+        package var min: DurationValue?
+        package var max: DurationValue?
+        package init() {}
+        package static var fields: [OptionField<DurationLimits>] {
             [
                 OptionField("min", \.min, doc: "Shortest allowed duration (`1s`, `0.5`)."),
                 OptionField("max", \.max, doc: "Longest allowed duration (`3600s`, `1h`)."),
             ]
         }
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             if let min, let max, min > max {
                 throw node.error("duration.min (\(min)) is greater than duration.max (\(max))")
             }
         }
     }
 
-    public enum Requirement: String, OptionEnum, Sendable {
+    package enum Requirement: String, OptionEnum, Sendable {
         case audio, video, location
     }
 
-    public struct Options: StageOptions, Sendable {
-        public var extensions: [String]?
-        public var sniff = true
-        public var minBytes: ByteSize?
-        public var maxBytes: ByteSize?
-        public var duration: DurationLimits?
-        public var containers: [String]?
-        public var videoCodecs: [String]?
-        public var audioCodecs: [String]?
-        public var maxWidth: Int?
-        public var maxHeight: Int?
-        public var maxPixels: Int?
-        public var require: [Requirement] = []
-        public init() {}
+    package struct Options: StageOptions, Sendable {
+        package var extensions: [String]?
+        package var sniff = true
+        package var minBytes: ByteSize?
+        package var maxBytes: ByteSize?
+        package var duration: DurationLimits?
+        package var containers: [String]?
+        package var videoCodecs: [String]?
+        package var audioCodecs: [String]?
+        package var maxWidth: Int?
+        package var maxHeight: Int?
+        package var maxPixels: Int?
+        package var require: [Requirement] = []
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField("extensions", \.extensions, doc: "Allowed file extensions, without the dot, any case."),
                 OptionField(
@@ -73,7 +73,7 @@ public struct ValidateStage: Stage {
             ]
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             if let minBytes, let maxBytes, minBytes > maxBytes {
                 throw node.error("min_bytes (\(minBytes)) is greater than max_bytes (\(maxBytes))")
             }
@@ -89,20 +89,20 @@ public struct ValidateStage: Stage {
         }
     }
 
-    public static let name = "validate"
-    public static let summary =
+    package static let name = "validate"
+    package static let summary =
         "Checks extension, content, size, duration, container, codecs, dimensions and required streams, and that an MP4/QuickTime file is not cut short."
 
     let options: Options
 
-    public init(options: Options) throws {
+    package init(options: Options) throws {
         self.options = options
     }
 
     /// Records one broken rule: its name, the message, what was expected and what the file has.
     private typealias Fail = (_ rule: RuleName, _ message: String, _ expected: String?, _ actual: String?) -> Void
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         var failures: [RuleFailure] = []
         func fail(_ rule: RuleName, _ message: String, expected: String? = nil, actual: String? = nil) {
             failures.append(

@@ -11,12 +11,12 @@ import IngestTemplates
 /// extra pass over every frame, and a remux and a transcode of the same clip agree). `max_width`/`max_height`
 /// apply to the displayed orientation, so a portrait clip recorded 1920×1080 with a 90° matrix is limited as
 /// 1080×1920.
-public struct VideoStage: Stage {
-    public enum Container: String, OptionEnum, Sendable {
+package struct VideoStage: Stage {
+    package enum Container: String, OptionEnum, Sendable {
         case mp4, mov
     }
 
-    public enum Mode: String, OptionEnum, Sendable {
+    package enum Mode: String, OptionEnum, Sendable {
         /// Copy each stream that already complies, encode the others.
         case auto
         /// Always decode and encode.
@@ -25,20 +25,20 @@ public struct VideoStage: Stage {
         case remux
     }
 
-    public struct Options: StageOptions, Sendable {
-        public var container = Container.mp4
-        public var mode = Mode.auto
-        public var maxWidth: Int?
-        public var maxHeight: Int?
-        public var crf = 23
-        public var bitrate: BitRate?
-        public var preset = "veryfast"
-        public var maxFPS: Double?
-        public var audioBitrate = BitRate(bitsPerSecond: 128_000)
-        public var onDecodeError = DecodeErrorPolicy.fail
-        public init() {}
+    package struct Options: StageOptions, Sendable {
+        package var container = Container.mp4
+        package var mode = Mode.auto
+        package var maxWidth: Int?
+        package var maxHeight: Int?
+        package var crf = 23
+        package var bitrate: BitRate?
+        package var preset = "veryfast"
+        package var maxFPS: Double?
+        package var audioBitrate = BitRate(bitsPerSecond: 128_000)
+        package var onDecodeError = DecodeErrorPolicy.fail
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField("container", \.container, doc: "Output container: `mp4` or `mov`.", default: "mp4"),
                 OptionField(
@@ -74,7 +74,7 @@ public struct VideoStage: Stage {
             ]
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             if let maxWidth, maxWidth < 16 { throw node.error("max_width must be at least 16") }
             if let maxHeight, maxHeight < 16 { throw node.error("max_height must be at least 16") }
             if !(0...51).contains(crf) { throw node.error("crf must be 0…51, found \(crf)") }
@@ -87,11 +87,11 @@ public struct VideoStage: Stage {
         }
     }
 
-    public static let name = "video"
-    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
-    public static let summary =
+    package static let name = "video"
+    package static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
+    package static let summary =
         "Transcodes or remuxes .mov/.mp4/.mkv to H.264 + AAC in a faststart MP4/MOV within size and frame-rate limits."
-    public static let writesWorkFiles = true
+    package static let writesWorkFiles = true
 
     static let presets = [
         "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo",
@@ -100,9 +100,9 @@ public struct VideoStage: Stage {
     static let x264Params = "rc-lookahead=10"
 
     let options: Options
-    public init(options: Options) throws { self.options = options }
+    package init(options: Options) throws { self.options = options }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let stage = Self.name
         let before = try context.probe(item, stage: stage)
         guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {

@@ -10,34 +10,34 @@ import IngestTemplates
 /// folder (`local`, atomically), or straight into a bucket with SigV4 (`s3`: one PUT, or multipart above a threshold;
 /// see `S3Uploader`). Retries restart the body at byte 0; an expired signed URL is renewed once by
 /// running the ticket request again.
-public struct UploadStage: Stage {
-    public enum Method: String, OptionEnum, Sendable {
+package struct UploadStage: Stage {
+    package enum Method: String, OptionEnum, Sendable {
         case put
         case s3Post = "s3-post"
         case local
         case s3
     }
 
-    public enum ExpiredPolicy: String, OptionEnum, Sendable {
+    package enum ExpiredPolicy: String, OptionEnum, Sendable {
         case renew, fail
     }
 
-    public struct Options: StageOptions, Sendable {
-        public var method = Method.put
-        public var url: Template?
-        public var headers = HeaderTemplates()
-        public var contentType: Template?
-        public var fields: TemplateValue?
-        public var expect: [Int]?
-        public var key: Template?
-        public var dir: String?
-        public var overwrite = true
-        public var onExpired = ExpiredPolicy.renew
-        public var network = NetworkOptions()
-        public var s3 = S3UploadOptions()
-        public init() {}
+    package struct Options: StageOptions, Sendable {
+        package var method = Method.put
+        package var url: Template?
+        package var headers = HeaderTemplates()
+        package var contentType: Template?
+        package var fields: TemplateValue?
+        package var expect: [Int]?
+        package var key: Template?
+        package var dir: String?
+        package var overwrite = true
+        package var onExpired = ExpiredPolicy.renew
+        package var network = NetworkOptions()
+        package var s3 = S3UploadOptions()
+        package init() {}
 
-        public static var fields: [OptionField<Options>] {
+        package static var fields: [OptionField<Options>] {
             [
                 OptionField(
                     "method", \.method,
@@ -81,7 +81,7 @@ public struct UploadStage: Stage {
             ] + S3UploadOptions.fields(\.s3) + NetworkOptions.fields(\.network)
         }
 
-        public func validate(at node: ConfigNode) throws {
+        package func validate(at node: ConfigNode) throws {
             try network.validate(at: node)
             switch method {
             case .put, .s3Post:
@@ -110,18 +110,18 @@ public struct UploadStage: Stage {
         }
     }
 
-    public static let name = "upload"
-    public static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
-    public static let summary =
+    package static let name = "upload"
+    package static let templateOffer: TemplateOffer? = TemplateOffer(name: name, fields: nil)
+    package static let summary =
         "Uploads the file: PUT to a signed URL, S3 presigned POST, an atomic copy into a folder, or straight into an S3 "
         + "bucket (SigV4, multipart for large files)."
-    public static let usesNetwork = true
+    package static let usesNetwork = true
 
     let options: Options
     /// What `method:` chose, built with the stage.
     let method: any UploadMethod
 
-    public init(options: Options) throws {
+    package init(options: Options) throws {
         self.options = options
         let limiter = options.network.rate.map(RateLimiter.init(rate:))
         switch options.method {
@@ -132,9 +132,9 @@ public struct UploadStage: Stage {
         }
     }
 
-    public func checkReadyToRun() throws { try method.checkReadyToRun() }
+    package func checkReadyToRun() throws { try method.checkReadyToRun() }
 
-    public func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         try method.upload(item, scope: TemplateScope(item: item, context: context, stage: Self.name), context: context)
     }
 

@@ -20,7 +20,9 @@ let package = Package(
         .systemLibrary(
             name: "CFFmpeg",
             pkgConfig: "libavformat libavcodec libavutil libswresample libswscale",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]
+            providers: [
+                .apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])
+            ]
         ),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -35,26 +37,84 @@ let package = Package(
                 "CFFmpeg", "CTurboJPEG", "CCurl", "CExif", "CHeif", "CSQLite", "CPostgres", "CIngestShims",
             ]
         ),
+        // The library in layers; each target imports only the ones listed (ARCHITECTURE.md), so a cycle between
+        // layers does not compile. `Ingest` is the one product: it re-exports the public surface.
+        .target(
+            name: "IngestCore",
+            dependencies: [
+                "IngestNative", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "IngestMedia", dependencies: ["IngestCore", "IngestNative"]),
+        .target(name: "IngestTemplates", dependencies: ["IngestCore", "IngestMedia", "IngestNative"]),
+        .target(
+            name: "IngestNetwork",
+            dependencies: [
+                "IngestCore", "IngestTemplates", "IngestNative", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "IngestJournal", dependencies: ["IngestCore", "IngestNative"]),
+        .target(
+            name: "IngestStages",
+            dependencies: [
+                "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestJournal", "IngestNative",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "IngestConfig",
+            dependencies: [
+                "IngestCore", "IngestTemplates", "IngestStages", "IngestNative",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .target(
+            name: "IngestRun",
+            dependencies: [
+                "IngestCore", "IngestMedia", "IngestTemplates", "IngestJournal", "IngestStages", "IngestConfig",
+                "IngestNative", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "IngestCheck",
+            dependencies: ["IngestCore", "IngestTemplates", "IngestStages", "IngestConfig", "IngestRun"]
+        ),
         .target(
             name: "Ingest",
             dependencies: [
-                "IngestNative", .product(name: "Yams", package: "Yams"),
-                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+                "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestJournal", "IngestStages",
+                "IngestConfig", "IngestRun", "IngestCheck",
+            ]
+        ),
+        // The fuzz entry points: a test harness, not part of the `Ingest` product (ingest-fuzz and the tests use it).
+        .target(
+            name: "IngestFuzzing",
+            dependencies: [
+                "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestStages", "IngestConfig",
+                "IngestNative",
             ]
         ),
         .executableTarget(
             name: "ingest",
             dependencies: [
-                "Ingest", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Ingest", "IngestCheck", "IngestNative",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Built with -sanitize=fuzzer,address -D INGEST_FUZZ by `make fuzz` (libFuzzer then supplies main); the
         // plain build makes it a replayer: `ingest-fuzz TARGET FILE...` runs files through the same entries.
-        .executableTarget(name: "ingest-fuzz", dependencies: ["Ingest"], path: "Sources/IngestFuzz"),
+        .executableTarget(name: "ingest-fuzz", dependencies: ["IngestFuzzing"], path: "Sources/IngestFuzz"),
         .testTarget(
             name: "IngestTests",
-            dependencies: ["Ingest", "IngestNative", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Ingest", "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestJournal",
+                "IngestStages", "IngestConfig",
+                "IngestRun", "IngestCheck", "IngestFuzzing", "IngestNative",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: []
         ),
     ],

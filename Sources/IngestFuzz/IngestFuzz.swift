@@ -1,5 +1,5 @@
 import Foundation
-import Ingest
+import IngestFuzzing
 
 #if INGEST_FUZZ
     /// The target this process fuzzes, from `INGEST_FUZZ_TARGET` (the Makefile sets it per run).

@@ -111,7 +111,6 @@ struct RunOptions: ParsableArguments {
         settings.logger = log.makeLogger(display: display)
         let server = try service?.start()
         defer { server?.stop() }
-        settings.metrics = server?.metrics
         var journal: (any JournalStore)?
         if let journalOptions, !journalOptions.noJournal, !dryRun {
             do {
@@ -123,7 +122,8 @@ struct RunOptions: ParsableArguments {
         }
         let runner = Runner(
             pipeline: pipeline, settings: settings, progress: progress, journal: journal,
-            resume: journalOptions?.policy ?? .resume, shard: try shard.map(Shard.init(parsing:)))
+            resume: journalOptions?.policy ?? .resume, shard: try shard.map(Shard.init(parsing:)),
+            metrics: server?.metrics)
         // JSON Lines on a pipe stay JSON: no plain progress lines between them (a terminal still gets the display).
         if log.format != .json || display?.isInteractive == true { display?.start() }
         defer { display?.stop() }

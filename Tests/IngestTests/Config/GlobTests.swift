@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
 
 /// The glob matcher: the same answers as the backtracking matcher it replaced, with work bounded by pattern length ×
 /// path length on the patterns that made that one run for minutes.

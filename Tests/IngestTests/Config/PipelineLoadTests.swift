@@ -2,6 +2,9 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
+@testable import IngestStages
 
 /// The errors `Pipeline.parse` throws for `yaml`, or an empty list when it loads.
 func pipelineErrors(_ yaml: String, environment: [String: String] = [:]) -> [PipelineFileError] {

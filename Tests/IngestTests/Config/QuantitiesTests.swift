@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
 
 /// Sizes and durations as users write them, both parsed directly and through a pipeline file.
 @Suite struct QuantitiesTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
 
 /// The documents' generated sections are what the code says today: the pipeline reference
 /// (docs/pipeline-reference.md) comes from the option declarations, the CLI reference (docs/command-line.md) from

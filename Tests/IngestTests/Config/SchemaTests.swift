@@ -2,6 +2,9 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
+@testable import IngestStages
 
 /// The committed JSON Schema matches the code, the committed pipelines satisfy it (checked by Python's
 /// `jsonschema`, an independent validator), and the same pipelines load in Swift.

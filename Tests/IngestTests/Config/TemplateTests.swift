@@ -3,6 +3,10 @@ import IngestNative
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
+@testable import IngestStages
+@testable import IngestTemplates
 
 /// Templates: typed values, missing variables named, keys sanitised, form bodies exact.
 @Suite struct TemplateTests {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
+@testable import IngestTemplates
 
 /// `Template.renderURL`: each value percent-encoded for where it stands in the URL, read from the URL as rendered
 /// so far; a whole URL, a base URL or a host kept as it is, and `| raw` for the rare value that must be.

@@ -3,6 +3,7 @@ import IngestNative
 import Testing
 
 @testable import Ingest
+@testable import IngestJournal
 
 /// The SQLite journal at scale (issue 19): its write-ahead log is folded back as a run goes, whatever lookups the
 /// workers make, so it stays bounded and a run's cost per file stays flat. Sizes only: speed is in

@@ -3,6 +3,9 @@ import IngestNative
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestJournal
+@testable import IngestRun
 
 /// `--shard I/N`: a stable hash of the relative path splits a tree into N parts that partition it exactly, with the
 /// journal, without it, and for `ingest validate`.

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
+@testable import IngestMedia
+@testable import IngestTemplates
 
 /// The in-process probe against the ffprobe CLI on the committed samples, plus the files it must refuse.
 @Suite struct ProbeTests {

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
+@testable import IngestRun
 
 /// Inputs made to hurt: a walk that would not end, and file names that try to write on the terminal.
 @Suite struct HostileInputTests {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
+@testable import IngestStages
 
 /// Seed 002 (vehicle-photos.yml): the transcoded JPEG sent once per photo, the subject reported, faults survived.
 extension SeedPipelinesAV {

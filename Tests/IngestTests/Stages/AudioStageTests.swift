@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestStages
 
 /// The `audio` stage against real files made here with the ffmpeg CLI; ffprobe reads the results back.
 @Suite struct AudioStageTests {

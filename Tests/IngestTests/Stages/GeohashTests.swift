@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Ingest
+@testable import IngestStages
 
 @Suite struct GeohashTests {
     @Test(arguments: [

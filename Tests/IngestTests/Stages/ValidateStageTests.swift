@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
+@testable import IngestStages
 
 /// Each validate rule, once passing and once failing, on real media made with the ffmpeg CLI.
 @Suite struct ValidateStageTests {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
+@testable import IngestStages
 
 /// The `video` stage against clips made here with the ffmpeg CLI; ffprobe (with packet counts) is the oracle.
 @Suite struct VideoStageTests {

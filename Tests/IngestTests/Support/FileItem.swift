@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import Ingest
+@testable import IngestCore
 
 extension Item {
     /// The item a one-file walk would hand a stage for `path`: named by its last path component, with the size on

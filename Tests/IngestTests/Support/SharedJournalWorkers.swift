@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestJournal
 
 /// Waits (polling every 50 ms, about a minute at most) until `journal` counts at least `count` files done, for tests
 /// that kill one of several workers once a fair part of the batch is done. Fails the test when the workers stop

@@ -3,6 +3,9 @@ import Logging
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
+@testable import IngestNetwork
+@testable import IngestRun
 
 /// Secrets never reach logs or reports: signatures, session tokens, bearer tokens, Authorization values.
 @Suite struct RedactionTests {

@@ -3,6 +3,9 @@ import IngestNative
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
+@testable import IngestStages
 
 /// A finished item is freed: the renewal closure a request stage leaves on the item must not keep the item alive
 /// (a strong capture made every file of a batch stay in memory until the run ended).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestNetwork
 
 /// `upload: { method: s3-post }` against a real S3 implementation (SeaweedFS from the s3 branch's harness): the
 /// form built from a presigned POST is accepted and the object reads back byte-identical.

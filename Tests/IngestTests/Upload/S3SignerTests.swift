@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestNetwork
 
 /// What S3 does differently from the general algorithm (checked by SigV4SuiteTests), plus two of the worked
 /// examples published in the S3 API reference ("Signature Calculations for the Authorization Header" and

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestNetwork
 
 /// AWS's SigV4 test suite (from awslabs/aws-c-auth; a copy with its licence is in
 /// `Tests/Fixtures/sigv4-test-suite/v4`, so a clone alone passes): for every case, header signing and query signing

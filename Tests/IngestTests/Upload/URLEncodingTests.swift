@@ -3,6 +3,7 @@ import IngestNative
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
 
 /// File names that are not URL-safe, placed in the URLs of `put`, `s3-post`, `request` and `verify` and sent to the
 /// fixture backend's `/echo/` route, which records the request target as it arrived: the server must receive each

@@ -3,6 +3,7 @@ import IngestNative
 import Testing
 
 @testable import Ingest
+@testable import IngestNetwork
 
 /// The one gmtime_r behind X-Amz-Date, S3 policy expirations and log timestamps: exact fields for real dates, and
 /// no trap on a date no calendar holds (a `Date` built from an absurd `--expires` or a broken clock).

@@ -3,6 +3,9 @@ import IngestNative
 import Testing
 
 @testable import Ingest
+@testable import IngestConfig
+@testable import IngestJournal
+@testable import IngestStages
 
 /// `verify:` against a backend that does not refuse a repeated completion with 409 (the fixture's
 /// `--accept-repeats`, which counts each repeat it acts on): a complete the journal shows as sent without an answer

@@ -1,0 +1,14 @@
+extension Sequence where Element == UInt8 {
+    /// Lower-case hex, two digits a byte: how digests are written everywhere (the journal, `{{sha256}}`, S3's
+    /// signatures and ETags). The one hex encoder.
+    package var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(underestimatedCount * 2)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import IngestNative
+import Synchronization
+
+/// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.
+public struct RuleFailure: Equatable, Sendable, CustomStringConvertible {
+    /// The stage that found it (`validate`, `upload` …).
+    public var stage: String
+    /// The rule broken.
+    public var rule: RuleName
+    /// What was wrong, for a person: names the value and the limit, or the server's answer.
+    public var message: String
+    package var expected: String?
+    package var actual: String?
+
+    package init(stage: String, rule: RuleName, message: String, expected: String? = nil, actual: String? = nil) {
+        self.stage = stage
+        self.rule = rule
+        self.message = message
+        self.expected = expected
+        self.actual = actual
+    }
+
+    /// `stage.rule: message`.
+    public var description: String { "\(stage).\(rule): \(message)" }
+
+    package var json: JSONValue {
+        var object: JSONObject = ["stage": .string(stage), "rule": .string(rule.rawValue), "message": .string(message)]
+        if let expected { object["expected"] = .string(expected) }
+        if let actual { object["actual"] = .string(actual) }
+        return .object(object)
+    }
+}
+
+/// Thrown by a stage when the file breaks one or more rules. The item fails; later stages do not run on it;
+/// the batch goes on.
+package struct ItemFailed: Error, Sendable, CustomStringConvertible {
+    package var failures: [RuleFailure]
+    package init(_ failures: [RuleFailure]) { self.failures = failures }
+    package init(stage: String, rule: RuleName, message: String, expected: String? = nil, actual: String? = nil) {
+        self.failures = [RuleFailure(stage: stage, rule: rule, message: message, expected: expected, actual: actual)]
+    }
+    /// Every failure, `; `-separated.
+    public var description: String { failures.map(\.description).joined(separator: "; ") }
+}
+
+/// What a stage decided for an item that broke no rule.
+package enum StageOutcome: Sendable, Equatable {
+    /// Go on with the next stage.
+    case proceed
+    /// Stop here without failing (e.g. no location and `required: false` elsewhere, a 409 mapped to skip).
+    case skip(reason: String)
+}
+
+/// The final state of one input file.
+public enum ItemStatus: String, Sendable {
+    case passed, failed, skipped
+}
+
+/// One input file flowing through the stages. A worker owns it while it runs; stages read and add facts (`probe`,
+/// `geohash`, `ticket` …) that later stages and templates use. Its facts sit behind a lock because a few stages
+/// hand the item to threads of their own (multipart parts, a renewal), not because workers share it.
+package final class Item: Sendable {
+    /// Path as opened (the walked root joined with the relative path).
+    package let path: String
+    /// Path relative to the input root it was found under (what reports and `file.path` show).
+    package let relativePath: String
+    /// The input root (a file or folder given on the command line) it was found under; empty when not walked.
+    package let root: String
+    /// The position of `root` among the inputs of the run (0 for the first, in the walker's order); with the
+    /// relative path it tells every item of a run apart, even when two roots hold the same relative path or one
+    /// root is given twice, so the item's work files never clash with another's.
+    package let rootIndex: Int
+    /// Size in bytes when listed.
+    package let size: Int64
+    /// When the file started, its stages' seconds and its requests' attempts (for the reports).
+    package let timings = FileTimings()
+
+    private struct Facts {
+        var artifact: String
+        var facts = JSONObject()
+        var probeResult: ProbeResult?
+        var temporaryFiles: [String] = []
+        var probeError: ItemFailed?
+        var templateValues = JSONObject()
+        var knownSHA256: String?
+        var validated: FileStatus?
+        var rerun: [String: @Sendable () throws -> StageOutcome] = [:]
+    }
+    private let state: Mutex<Facts>
+
+    /// The file later stages act on: the original, or a transcoded file in the work directory.
+    package var artifact: String {
+        get { state.withLock { $0.artifact } }
+        set {
+            state.withLock { state in
+                // A new artifact (a transcoded file) has facts of its own: a later probe must read it, not the
+                // original, and `{{sha256}}`/`{{md5}}` describe the file being sent: the new one is hashed afresh.
+                if state.artifact != newValue {
+                    state.probeResult = nil
+                    state.probeError = nil
+                    state.templateValues["sha256"] = nil
+                    state.templateValues["md5"] = nil
+                }
+                state.artifact = newValue
+            }
+        }
+    }
+    /// Facts added by stages, in the order they were added.
+    package var facts: JSONObject {
+        get { state.withLock { $0.facts } }
+        set { state.withLock { $0.facts = newValue } }
+    }
+    /// Cached probe of `artifact`, shared by validate, probe and geohash so a file is opened once.
+    package var probeResult: ProbeResult? {
+        get { state.withLock { $0.probeResult } }
+        set { state.withLock { $0.probeResult = newValue } }
+    }
+    /// Files in the work directory made for this item (transcoded artifacts); removed when the item is done.
+    package var temporaryFiles: [String] {
+        get { state.withLock { $0.temporaryFiles } }
+        set { state.withLock { $0.temporaryFiles = newValue } }
+    }
+    /// The probe error, cached as well so a broken file is not opened again by each stage.
+    package var probeError: ItemFailed? {
+        get { state.withLock { $0.probeError } }
+        set { state.withLock { $0.probeError = newValue } }
+    }
+    /// Template values made on first use and then fixed for the file (`uuid`, `sha256`, `md5`, `date`), so a key
+    /// and the callback that reports it agree; the journal saves `uuid` and `date` before any upload so a re-run
+    /// after a crash reuses them.
+    package var templateValues: JSONObject {
+        get { state.withLock { $0.templateValues } }
+        set { state.withLock { $0.templateValues = newValue } }
+    }
+    /// SHA-256 (hex) of the input file once known: read by `sha256(stage:)`, restored from the journal, or set by
+    /// a stage that streamed the original file anyway.
+    package var knownSHA256: String? {
+        get { state.withLock { $0.knownSHA256 } }
+        set { state.withLock { $0.knownSHA256 = newValue } }
+    }
+    /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
+    /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
+    package var validated: FileStatus? {
+        get { state.withLock { $0.validated } }
+        set { state.withLock { $0.validated = newValue } }
+    }
+    /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
+    /// asks for a fresh ticket through this.
+    package var rerun: [String: @Sendable () throws -> StageOutcome] {
+        get { state.withLock { $0.rerun } }
+        set { state.withLock { $0.rerun = newValue } }
+    }
+
+    package init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {
+        self.path = path
+        self.relativePath = relativePath
+        self.size = size
+        self.root = root
+        self.rootIndex = rootIndex
+        self.state = Mutex(Facts(artifact: path))
+    }
+
+    /// Final name component (`clip.mov`).
+    package var fileName: String { (relativePath as NSString).lastPathComponent }
+    /// Lower-cased extension without the dot (`mov`), empty when none.
+    package var fileExtension: String { (fileName as NSString).pathExtension.lowercased() }
+}
+
+extension Item {
+    /// Adds a line to the fact `notes` (a list), which reports print with the file: a passed file that needs a word
+    /// of explanation (its call was already done, its object already stored).
+    package func addNote(_ note: String) {
+        var notes: [JSONValue] = []
+        if case .array(let existing)? = facts["notes"] { notes = existing }
+        notes.append(.string(note))
+        facts["notes"] = .array(notes)
+    }
+}

@@ -1,0 +1,34 @@
+/// Text from outside (file names, rule messages that quote them, server answers) made safe to print for people: a
+/// name holding a newline, `ok    holiday.mov` and `ESC[8m` would otherwise print a forged `ok` line and hide the
+/// real failure. JSON Lines and JUnit escape on their own; every human line (the table, progress, `status`, `probe`)
+/// goes through here.
+package enum TerminalText {
+    /// C0 controls, DEL and C1 controls (U+0080–U+009F) as escapes (`\n`, `\r`, `\t`, else `\x1b`), and a
+    /// backslash doubled so an escape cannot be forged either; everything else unchanged.
+    package static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            guard needsEscape(scalar) else {
+                out.append(scalar)
+                continue
+            }
+            let escape: String
+            switch scalar {
+            case "\n": escape = "\\n"
+            case "\r": escape = "\\r"
+            case "\t": escape = "\\t"
+            case "\\": escape = "\\\\"
+            default:
+                let hex = String(scalar.value, radix: 16)
+                escape = "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            }
+            out.append(contentsOf: escape.unicodeScalars)
+        }
+        return String(out)
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\"
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import IngestCore
+import IngestNative
+
+/// S3 multipart upload: CreateMultipartUpload → UploadPart × n (`partConcurrency` at once) →
+/// CompleteMultipartUpload, and AbortMultipartUpload on any failure so no parts stay behind.
+extension S3Uploader {
+    /// One multipart upload under way: the file as it was when the upload began, where its parts go, how it is cut.
+    struct MultipartTarget {
+        let path: String
+        let status: FileStatus
+        /// The object's URL, without the upload's query.
+        let url: String
+        /// `uploadId=…`, as S3 handed it out.
+        let uploadQuery: String
+        let partSize: Int64
+        let count: Int
+        /// The object's key and the upload's id, as the journal keeps them.
+        var key = ""
+        var uploadID: String?
+        /// Parts S3 already holds (a resumed upload): each is checked against the file and sent only if it differs.
+        var stored: [Int: StoredPart] = [:]
+    }
+
+    /// CreateMultipartUpload (or the journaled upload resumed) → UploadPart × n → CompleteMultipartUpload;
+    /// AbortMultipartUpload on a failure for good (a stopped run or a lost network keeps a journaled upload).
+    func multipartUpload(
+        path: String, key: String = "", status: FileStatus, url: String, headers: [(String, String)],
+        fileHash: PartOrderedSHA256?, progress: (@Sendable (Int64) -> Void)?
+    ) throws -> (etag: String, parts: Int) {
+        let (size, count) = partLayout(fileSize: status.size)
+        let resumed = try resumableUpload(url: url, status: status, partSize: size)
+        let (uploadID, uploadQuery) =
+            try resumed.map { ($0.uploadID, $0.uploadQuery) }
+            ?? createMultipartUpload(url: url, headers: headers)
+        var target = MultipartTarget(
+            path: path, status: status, url: url, uploadQuery: uploadQuery, partSize: size, count: count)
+        target.key = key
+        target.uploadID = uploadID
+        target.stored = resumed?.stored ?? [:]
+        if resumed == nil { journalUpload(target, uploadID: uploadID) }
+        do {
+            let parts = try sendParts(of: target, fileHash: fileHash, progress: progress)
+            // The last part's read checked size and mtime; check once more before S3 assembles the object.
+            if let now = try? FileStatus(path: path, followLinks: true), let change = now.change(since: status) {
+                throw fail(
+                    .changed,
+                    "the file changed while it was being uploaded (\(change)); the multipart upload was aborted")
+            }
+            let etag = try completeMultipartUpload(target, parts: parts)
+            forgetUpload()
+            return (etag, count)
+        } catch {
+            // Stopped, or the network or server down: the next run resumes it (`S3MultipartResume`).
+            if uploadJournal != nil, Self.keepsUpload(error) { throw Self.noting(error, " (the next run resumes it)") }
+            let aborted = abort(url: url, uploadQuery: uploadQuery)
+            forgetUpload()
+            guard var failed = error as? ItemFailed else { throw error }
+            if let index = failed.failures.indices.first {
+                failed.failures[index].message += aborted
+            }
+            throw failed
+        }
+    }
+
+    /// CreateMultipartUpload; returns the UploadId and the `uploadId=…` query the other requests of the upload carry.
+    private func createMultipartUpload(url: String, headers: [(String, String)]) throws -> (String, String) {
+        var createHeaders = headers
+        if checksum == .sha256 { createHeaders.append(("x-amz-checksum-algorithm", "SHA256")) }
+        let (created, createAttempts) = try send("POST", url + "?uploads", headers: createHeaders, body: .bytes([]))
+        guard created.status == 200,
+            let uploadID = XMLText.element("UploadId", in: created.bodyText), !uploadID.isEmpty
+        else {
+            if created.status == 200 {
+                throw fail(.status, "CreateMultipartUpload \(Redaction.url(url)) answered without an UploadId")
+            }
+            throw refused("CreateMultipartUpload \(Redaction.url(url))", created, attempts: createAttempts)
+        }
+        return (uploadID, "uploadId=" + AWSURI.encode(uploadID))
+    }
+
+    /// Sends every part: `partConcurrency` threads take the parts in order, each reading, hashing and sending its
+    /// part; the first failure stops them taking more and is thrown. Returns each part's ETag and checksum, in order.
+    private func sendParts(
+        of target: MultipartTarget, fileHash: PartOrderedSHA256?, progress: (@Sendable (Int64) -> Void)?
+    )
+        throws -> [(etag: String, checksum: String?)]
+    {
+        let parts = PartQueue(count: target.count)
+        let sent = SentBytes()
+        let sendPart: @Sendable (Int) throws -> (etag: String, checksum: String?) = { index in
+            try self.uploadPart(
+                index, of: target, fileHash: fileHash,
+                progress: progress.map { report in { sent.set(index, $0, report: report) } })
+        }
+        let workers = min(partConcurrency, target.count)
+        let finished = DispatchGroup()
+        for _ in 0..<workers {
+            finished.enter()
+            let thread = Thread {
+                defer { finished.leave() }
+                while let index = parts.next() {
+                    do {
+                        parts.store(index, try sendPart(index))
+                    } catch {
+                        parts.fail(error)
+                        fileHash?.giveUp()  // no thread may wait for this part's turn
+                        return
+                    }
+                }
+            }
+            thread.name = "ingest-s3-part"
+            thread.start()
+        }
+        finished.wait()
+        if let error = parts.failure { throw error }
+        return parts.results
+    }
+
+    /// Reads, hashes and sends part `index` (0-based) of a multipart upload; returns its ETag and checksum.
+    private func uploadPart(
+        _ index: Int, of target: MultipartTarget, fileHash: PartOrderedSHA256?, progress: ((Int64) -> Void)?
+    ) throws -> (etag: String, checksum: String?) {
+        if let cancellation, cancellation.isCancelled {
+            throw ItemFailed.interrupted(
+                stage: stage, reason: cancellation.reason,
+                during: "the multipart upload of \(Redaction.url(target.url))")
+        }
+        let number = index + 1
+        let slice = Self.partSlice(index, size: target.partSize, path: target.path, status: target.status)
+        let sha256 = checksum == .sha256 || payloadSigning == .signed
+        let stored = target.stored[number]
+        let md5 = checksum == .md5 || stored != nil
+        let digest =
+            try fileHash?.inTurn(index) { feed in
+                try hashSlice(slice, sha256: sha256, md5: md5, feed: feed)
+            } ?? hashSlice(slice, sha256: sha256, md5: md5)
+        if let kept = keptPart(stored, size: slice.size, digest: digest, progress: progress) { return kept }
+        var partHeaders: [(String, String)] = []
+        var partChecksum: String?
+        switch checksum {
+        case .md5: partHeaders.append(("Content-MD5", digest.md5Base64))
+        case .sha256:
+            partChecksum = digest.sha256Base64
+            partHeaders.append(("x-amz-checksum-sha256", digest.sha256Base64))
+        }
+        let payload: SigV4Payload = payloadSigning == .signed ? .sha256(digest.sha256) : .unsigned
+        let partURL = "\(target.url)?partNumber=\(number)&\(target.uploadQuery)"
+        let (response, attempts) = try send(
+            "PUT", partURL, headers: partHeaders, payload: payload, body: HTTPBody(file: slice),
+            observer: progress.map { ProgressObserver($0) })
+        let what = "UploadPart \(number) of \(target.count) for \(Redaction.url(target.url))"
+        guard response.status == 200 else { throw refused(what, response, attempts: attempts) }
+        let etag = try checkedETag(response, md5: checksum == .md5 ? digest.md5 : nil, what: what)
+        journalPart(number, of: target, etag: etag, checksum: partChecksum, size: slice.size)
+        try afterPart?(number)
+        return (etag, partChecksum)
+    }
+
+    /// CompleteMultipartUpload with every part's ETag (and SHA-256 checksum) in order; returns the object's ETag.
+    private func completeMultipartUpload(_ target: MultipartTarget, parts: [(etag: String, checksum: String?)])
+        throws -> String
+    {
+        var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+        for (offset, part) in parts.enumerated() {
+            xml += "<Part><PartNumber>\(offset + 1)</PartNumber><ETag>\(XMLText.escaped(part.etag))</ETag>"
+            if let sum = part.checksum { xml += "<ChecksumSHA256>\(sum)</ChecksumSHA256>" }
+            xml += "</Part>"
+        }
+        xml += "</CompleteMultipartUpload>"
+        let bytes = Array(xml.utf8)
+        let (response, attempts) = try send(
+            "POST", "\(target.url)?\(target.uploadQuery)", headers: [("Content-Type", "application/xml")],
+            payload: .hashing(bytes), body: .bytes(bytes))
+        // S3 may answer 200 and still put an <Error> in the body (a failure after the headers went out).
+        guard response.status == 200, !response.bodyText.contains("<Error>") else {
+            throw refused("CompleteMultipartUpload \(Redaction.url(target.url))", response, attempts: attempts)
+        }
+        let etag = XMLText.element("ETag", in: response.bodyText) ?? response.header("ETag") ?? ""
+        return etag.trimmingCharacters(in: ["\""])
+    }
+
+    /// AbortMultipartUpload (S3 frees the stored parts); returns a note for the failure message.
+    func abort(url: String, uploadQuery: String) -> String {
+        do {
+            let (response, _) = try send("DELETE", "\(url)?\(uploadQuery)", cancellable: false)
+            if response.status == 204 || response.status == 200 || response.status == 404 {
+                return " (multipart upload aborted)"
+            }
+            return " (aborting the multipart upload answered \(response.status): it may still hold parts)"
+        } catch {
+            return " (aborting the multipart upload failed: \(error))"
+        }
+    }
+}

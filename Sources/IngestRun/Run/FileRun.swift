@@ -1,0 +1,209 @@
+import Foundation
+import IngestConfig
+import IngestJournal
+import IngestStages
+import IngestCore
+import IngestNative
+
+/// What a file's way through the stages needs of its run, fixed for the run: handed to each `FileRun` as a value,
+/// so a file's run reads nothing else of the `Runner`.
+struct FileRunPlan: Sendable {
+    let stages: [ConfiguredStage]
+    let settings: RunSettings
+    /// Counters for a live display; nil when nothing shows progress.
+    let progress: RunProgress?
+    let cancellation: RunCancellation
+    /// `max_work_bytes`, when the pipeline transcodes.
+    let workBudget: WorkBudget?
+    /// True when done files are hashed for the journal's content check (the pipeline uploads or transcodes).
+    let hashesDoneFiles: Bool
+    /// True when a journal records the run: stages keep the content hash they read.
+    let journaled: Bool
+    /// The run's journal, for a stage that keeps what must survive a killed run (a tus upload's URL).
+    let journal: (any JournalStore)?
+}
+
+/// One file on its way through the stages, once the journal let it through: the item, its journal row (nil without a
+/// journal), and how the file ends — journaled, then reported with its facts and timings.
+struct FileRun {
+    let plan: FileRunPlan
+    let entry: InputEntry
+    /// The worker's slot in the live display.
+    let id: Int
+    let item: Item
+    let journaled: JournaledFile?
+    /// Where stages that move bytes report how far they got; nil when nothing shows progress.
+    private let reportBytes: (@Sendable (Int64, Int64?) -> Void)?
+
+    init(plan: FileRunPlan, entry: InputEntry, id: Int, item: Item, journaled: JournaledFile?) {
+        self.plan = plan
+        self.entry = entry
+        self.id = id
+        self.item = item
+        self.journaled = journaled
+        if let progress = plan.progress {
+            reportBytes = { @Sendable done, total in progress.bytes(id, done: done, total: total) }
+        } else {
+            reportBytes = nil
+        }
+    }
+
+    /// Runs the stages within the work budget (`max_work_bytes`), if any; the file's report.
+    func run() -> ItemReport {
+        guard let workBudget = plan.workBudget else { return runStages() }
+        guard workBudget.reserve(entry.size) else {
+            return finish(.failed, [FileRun.overWorkBudget(size: entry.size, limit: workBudget.limit)])
+        }
+        defer { if entry.size > 0 { workBudget.release(entry.size) } }
+        return runStages()
+    }
+
+    private func runStages() -> ItemReport {
+        // The walker's stat is the identity the journal keys the file by: every stage must find that very file.
+        item.validated = entry.status ?? (try? FileStatus(path: entry.path, followLinks: true))
+        var last: String?
+        for (position, configured) in plan.stages.enumerated() {
+            if plan.cancellation.isCancelled { return interrupted(configured.name, []) }
+            if let condition = configured.condition, !condition.matches(item) { continue }
+            if reuseJournaledResults(of: configured, at: position) { continue }
+            if let changed = item.changedFailure(stage: configured.name, found: "before stage \(configured.name)") {
+                return finish(.failed, [changed])
+            }
+            if let ending = runStage(configured, at: position) { return ending }
+            last = configured.name
+        }
+        // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
+        // more than reading it once more (uploads, transcodes), unless a key or template already read it — and
+        // before the last look at the file, so it is of the file that look vouches for.
+        if journaled != nil && item.knownSHA256 == nil && plan.hashesDoneFiles { _ = try? item.sha256() }
+        if let last, let changed = item.changedFailure(stage: last, found: "after stage \(last)") {
+            return finish(.failed, [changed])
+        }
+        return finish(.passed)
+    }
+
+    /// A network stage done before a crash or failure: its results are reused, the call (an upload …) is not
+    /// repeated. False when the stage has to run.
+    private func reuseJournaledResults(of configured: ConfiguredStage, at position: Int) -> Bool {
+        guard let done = journaled?.reusableResults(at: position) else { return false }
+        for (key, value) in done.outputs.pairs {
+            // `result:NAME` is the answer as sent (signed URLs intact) for templates; the rest are facts.
+            if key.hasPrefix("result:") { item.templateValues[key] = value } else { item.facts[key] = value }
+        }
+        configured.stage.reused(item, context: context(for: configured, at: position))
+        journaled?.journalRenewals(of: item, stage: configured, position: position, outputs: done.outputs)
+        return true
+    }
+
+    /// Runs one stage — a network stage between its journal barriers — and returns the file's report when the file
+    /// ends with it (failed, skipped or interrupted); nil to go on.
+    private func runStage(_ configured: ConfiguredStage, at position: Int) -> ItemReport? {
+        plan.progress?.stage(id, configured.name)
+        // Local stages need no record of their own: redoing them after a crash changes nothing outside.
+        let journaled = configured.usesNetwork ? self.journaled : nil
+        do {
+            try journaled?.stageStarted(position: position, name: configured.name, item: item)
+        } catch {
+            // Nothing is sent that the journal could not record as started.
+            return finish(
+                .failed, [RuleFailure(stage: configured.name, rule: .journal, message: "not started: \(error)")])
+        }
+        let before = item.facts
+        let (outcome, failures) = explained(perform(configured, at: position), stage: configured.name)
+        if !failures.isEmpty && plan.cancellation.isCancelled { return interrupted(configured.name, failures) }
+        do {
+            try journaled?.stageFinished(
+                item, stage: configured, position: position, outcome: outcome, failures: failures, factsBefore: before)
+        } catch {
+            let failure = RuleFailure(
+                stage: configured.name, rule: .journal,
+                message: "finished, but the journal could not record it (the next run repeats it): \(error)")
+            return finish(.failed, failures + [failure])
+        }
+        if !failures.isEmpty { return finish(.failed, failures) }
+        if case .skip(let reason) = outcome { return finish(.skipped, skip: reason) }
+        return nil
+    }
+
+    /// Calls the stage, timed: a thrown `ItemFailed` gives its failures, any other error one failure of its own.
+    private func perform(_ configured: ConfiguredStage, at position: Int) -> (StageOutcome, [RuleFailure]) {
+        var context = context(for: configured, at: position)
+        context.wantsContentHash = plan.journaled
+        context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
+        context.uploadJournal = journaled?.uploadJournal(position: position)
+        context.logger?[metadataKey: "file"] = .string(entry.path)
+        context.logger?[metadataKey: "stage"] = .string(configured.name)
+        context.timings = item.timings
+        context.journal = plan.journal
+        let stageBegan = Date()
+        var outcome = StageOutcome.proceed
+        var failures: [RuleFailure] = []
+        do {
+            outcome = try configured.stage.run(item, context: context)
+        } catch let failed as ItemFailed {
+            failures = failed.failures
+        } catch {
+            failures = [RuleFailure(stage: configured.name, rule: .error, message: "\(error)")]
+        }
+        item.timings.stage(configured.name, seconds: Date().timeIntervalSince(stageBegan))
+        return (outcome, failures)
+    }
+
+    /// A stage that failed on a file changed under it says so first.
+    private func explained(_ result: (StageOutcome, [RuleFailure]), stage: String) -> (StageOutcome, [RuleFailure]) {
+        let (outcome, failures) = result
+        guard !failures.isEmpty, !failures.contains(where: { $0.rule == .changed }),
+            let changed = item.changedFailure(stage: stage, found: "during stage \(stage)")
+        else { return result }
+        return (outcome, [changed] + failures)
+    }
+
+    private func context(for configured: ConfiguredStage, at position: Int) -> StageContext {
+        var context = StageContext(
+            settings: plan.settings, resultName: configured.resultName, progress: reportBytes, position: position,
+            cancellation: plan.cancellation)
+        if let progress = plan.progress {
+            context.status = { @Sendable [id] text in progress.note(id, text) }
+        }
+        return context
+    }
+
+    /// Ends the file: journals how it ended, then reports it.
+    private func finish(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
+        guard let journaled else { return report(status, failures, skip: skip) }
+        do {
+            try journaled.finish(item, status: status, failures: failures, skip: skip)
+        } catch {
+            let failure = RuleFailure(
+                stage: "journal", rule: .write,
+                message: "the file's result could not be journaled (the next run redoes it): \(error)")
+            return report(.failed, failures + [failure])
+        }
+        return report(status, failures, skip: skip)
+    }
+
+    /// A cancelled run's file: reported as failed, and left as it is in the journal (a network stage stays
+    /// "started", the row "running"), exactly as after a kill, so the next run repeats what was cut short.
+    private func interrupted(_ stage: String, _ failures: [RuleFailure]) -> ItemReport {
+        let failure =
+            failures.first { $0.rule == .interrupted }
+            ?? ItemFailed.interrupted(stage: stage, reason: plan.cancellation.reason, during: "stage \(stage)")
+            .failures[0]
+        return report(.failed, [failure])
+    }
+
+    /// The file's report, with its facts and timings as they stand.
+    private func report(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
+        var report = ItemReport(entry, status: status, failures: failures, skipReason: skip, facts: item.facts)
+        report.timings = item.timings.json
+        report.seconds = item.timings.seconds
+        return report
+    }
+
+    static func overWorkBudget(size: Int64, limit: Int64) -> RuleFailure {
+        RuleFailure(
+            stage: "input", rule: .maxWorkBytes,
+            message: "needs about \(ByteSize.format(size)) of work space (its size), more than max_work_bytes allows",
+            expected: "≤ \(ByteSize.format(limit))", actual: ByteSize.format(size))
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+import IngestCore
+import IngestNative
+import IngestNetwork
+import IngestTemplates
+
+/// `method: put`: the file as the body of a PUT to a signed URL (`{{ticket.upload_url}}`), with the sniffed (or
+/// given) Content-Type unless a header sets it.
+struct PutUpload: SignedURLUpload {
+    let options: UploadStage.Options
+    let limiter: RateLimiter?
+
+    func request(
+        for item: Item, url: String, headers: [(name: String, value: String)], contentType: String,
+        scope: TemplateScope
+    ) throws -> (request: HTTPRequest, expected: [Int]) {
+        var request = HTTPRequest(
+            method: "PUT", url: url, headers: headers, body: HTTPBody(file: try item.sendableSlice()))
+        if !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+            request.headers.append(("Content-Type", contentType))
+        }
+        return (request, options.expect ?? [200])
+    }
+}

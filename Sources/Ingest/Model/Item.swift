@@ -94,6 +94,9 @@ public final class Item: @unchecked Sendable {
     /// SHA-256 (hex) of the input file once known: read by `sha256(stage:)`, restored from the journal, or set by
     /// a stage that streamed the original file anyway.
     public var knownSHA256: String?
+    /// The journal's identity of the input file's content (`xxh3-128:<hex>`, see `ContentIdentity`) once known:
+    /// computed while the file is sent, restored from the journal, or read on demand.
+    public var knownIdentity: String?
     /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
     /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
     var validated: FileStatus?

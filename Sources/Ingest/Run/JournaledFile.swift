@@ -33,7 +33,7 @@ final class JournaledFile: @unchecked Sendable {
     /// Journals a network stage as started; the row goes in first, with the uuid and date the stage's templates use.
     func stageStarted(position: Int, name: String, item: Item) throws {
         guard let id else {
-            start.sha256 = item.knownSHA256
+            start.sha256 = item.journalIdentity
             id = try store.begin(start, stageAt: position, name: name)
             return
         }
@@ -65,7 +65,7 @@ final class JournaledFile: @unchecked Sendable {
 
     /// Journals how the file ended (local records are batched).
     func finish(_ item: Item, status: ItemStatus, failures: [RuleFailure], skip: String?) throws {
-        start.sha256 = item.knownSHA256
+        start.sha256 = item.journalIdentity
         start.templateValues = item.templateValues
         let state: JournalState = status == .passed ? .done : status == .failed ? .failed : .skipped
         try store.finish(start, id: id, state: state, failures: failures, reason: skip, facts: item.facts)

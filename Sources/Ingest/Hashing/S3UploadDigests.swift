@@ -11,6 +11,9 @@ extension S3Uploader {
         var sha256Base64: String
         var md5: [UInt8]
         var md5Base64: String { Data(md5).base64EncodedString() }
+        /// The CRC asked for (`crc:`), and the slice's XXH3 identity (`identity:`).
+        var crc: CRC? = nil
+        var identity: String? = nil
     }
 
     /// SHA-256 (when `sha256`) and MD5 (when `md5`) of a file slice in one read of 64 KiB chunks (each chunk is
@@ -18,9 +21,9 @@ extension S3Uploader {
     /// when the file no longer has the size and mtime the slice was taken with.
     func hashSlice(
         _ slice: HTTPBody.FileSlice, sha256 includeSHA256: Bool = true, md5 includeMD5: Bool = false,
-        feed: ((UnsafeRawBufferPointer) -> Void)? = nil
+        crc: CRCKind? = nil, identity: Bool = false, feed: ((UnsafeRawBufferPointer) -> Void)? = nil
     ) throws -> SliceDigest {
-        var digest = StreamDigest(sha256: includeSHA256, md5: includeMD5)
+        var digest = StreamDigest(sha256: includeSHA256, md5: includeMD5, identity: identity, crc: crc)
         let result: (read: Int64, status: FileStatus?)
         do {
             result = try readFileSlice(
@@ -46,7 +49,8 @@ extension S3Uploader {
         let digests = digest.finalize()
         return SliceDigest(
             sha256: includeSHA256 ? digests.sha256Hex : "",
-            sha256Base64: includeSHA256 ? Data(digests.sha256).base64EncodedString() : "", md5: digests.md5)
+            sha256Base64: includeSHA256 ? Data(digests.sha256).base64EncodedString() : "", md5: digests.md5,
+            crc: digests.crc, identity: digests.identity)
     }
 
     /// What moved since `slice` was taken: its pinned identity when it has one, else its size and mtime.
@@ -61,7 +65,8 @@ extension S3Uploader {
     static let hashChunk = 64 * 1024
 }
 
-/// The whole file's SHA-256 for the journal, fed by the hashing pass of a multipart upload's parts: each part's
+/// The whole file's journal identity (XXH3-128, `identity: true`; SHA-256 otherwise), fed by the hashing pass of
+/// a multipart upload's parts: each part's
 /// thread waits until the parts before it have been fed, then hashes its own part and feeds the file's hash in the
 /// same read. A part that fails before its turn gives the hash up (`giveUp`) so no thread waits forever; the
 /// upload has failed then anyway.
@@ -69,10 +74,13 @@ final class PartOrderedSHA256: @unchecked Sendable {
     private let condition = NSCondition()
     private var next = 0
     private var givenUp = false
-    private var digest = StreamDigest(sha256: true)
+    private var digest: StreamDigest
     private let count: Int
 
-    init(parts: Int) { count = parts }
+    init(parts: Int, identity: Bool = false) {
+        count = parts
+        digest = StreamDigest(sha256: !identity, identity: identity)
+    }
 
     /// Runs `hash` for part `index` once parts 0..<index have been fed, handing it the feed of the file's hash
     /// (nil once the hash is given up).
@@ -102,10 +110,15 @@ final class PartOrderedSHA256: @unchecked Sendable {
     }
 
     /// The hex digest once every part has been fed; nil when it was given up.
-    var sha256Hex: String? {
+    var sha256Hex: String? { finished?.sha256Hex }
+
+    /// The journal's identity (`xxh3-128:…`) once every part has been fed; nil when given up or not asked for.
+    var identity: String? { finished?.identity }
+
+    private var finished: StreamDigest.Result? {
         condition.lock()
         defer { condition.unlock() }
         guard !givenUp, next == count else { return nil }
-        return digest.finalize().sha256Hex
+        return digest.finalize()
     }
 }

@@ -64,6 +64,7 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let url = RuleName("url")
     public static let expired = RuleName("expired")
     public static let etag = RuleName("etag")
+    public static let checksum = RuleName("checksum")
     public static let verify = RuleName("verify")
     public static let redirect = RuleName("redirect")
     public static let fields = RuleName("fields")

@@ -14,6 +14,8 @@ struct S3UploadResult: Sendable {
     var contentType: String
     /// The whole file's SHA-256 when the upload computed it on its way (`fileSHA256`), for the journal.
     var sha256: String? = nil
+    /// The whole file's XXH3-128 identity (`xxh3-128:…`) when the upload took it on its way instead of a SHA-256.
+    var identity: String? = nil
 
     var json: JSONValue {
         [
@@ -112,19 +114,21 @@ struct S3Uploader: Sendable {
         let url = endpoint.objectURL(location)
         let headers = [("Content-Type", contentType)] + headers
         if status.size <= threshold {
-            let (etag, sha256) = try putObject(
+            let put = try putObject(
                 path: path, status: status, url: url, headers: headers, cachedSHA256: cachedSHA256,
                 fileSHA256: fileSHA256, progress: progress)
             return S3UploadResult(
-                bucket: bucket, key: key, etag: etag, size: status.size, parts: 0, location: url,
-                contentType: contentType, sha256: sha256)
+                bucket: bucket, key: key, etag: put.etag, size: status.size, parts: 0, location: url,
+                contentType: contentType, sha256: put.sha256, identity: put.identity)
         }
-        let fileHash = fileSHA256 ? PartOrderedSHA256(parts: partLayout(fileSize: status.size).count) : nil
+        // The journal's identity is XXH3-128, fed in part order by the pass that hashes the parts anyway.
+        let fileHash =
+            fileSHA256 ? PartOrderedSHA256(parts: partLayout(fileSize: status.size).count, identity: true) : nil
         let (etag, parts) = try multipartUpload(
             path: path, status: status, url: url, headers: headers, fileHash: fileHash, progress: progress)
         return S3UploadResult(
             bucket: bucket, key: key, etag: etag, size: status.size, parts: parts, location: url,
-            contentType: contentType, sha256: fileHash?.sha256Hex)
+            contentType: contentType, identity: fileHash?.identity)
     }
 
     /// Sends one request through the retrying `Exchange`, signed anew for every attempt (S3 refuses a signature

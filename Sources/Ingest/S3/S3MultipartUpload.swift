@@ -114,7 +114,7 @@ extension S3Uploader {
             } ?? hashSlice(slice, sha256: sha256, md5: checksum == .md5, crc: checksum.crcKind)
         var partHeaders: [(String, String)] = []
         if checksum == .md5 { partHeaders.append(("Content-MD5", digest.md5Base64)) }
-        let partChecksum = checksum.value(of: digest)
+        let partChecksum = checksum.value(of: digest).map { alterChecksum?($0) ?? $0 }
         if let partChecksum, let name = checksum.headerName { partHeaders.append((name, partChecksum)) }
         let payload: SigV4Payload = payloadSigning == .signed ? .sha256(digest.sha256) : .unsigned
         let partURL = "\(target.url)?partNumber=\(number)&\(target.uploadQuery)"

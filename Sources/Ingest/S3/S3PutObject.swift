@@ -29,7 +29,7 @@ extension S3Uploader {
             let digest = try hashSlice(
                 body.file!, sha256: needsSHA256, md5: true, crc: checksum.crcKind, identity: fileSHA256)
             if payloadSigning == .signed { payload = .sha256(cachedSHA256 ?? digest.sha256) }
-            sentChecksum = checksum.value(of: digest)
+            sentChecksum = checksum.value(of: digest).map { alterChecksum?($0) ?? $0 }
             if let sentChecksum, let name = checksum.headerName { headers.append((name, sentChecksum)) }
             hashed = digest
             observer = DigestObserver(mode: .countOnly)

@@ -43,6 +43,8 @@ struct S3Uploader: Sendable {
     let limiter: RateLimiter?
     /// Called after each part is stored (tests use it to change the file in the middle of an upload).
     var afterPart: (@Sendable (Int) throws -> Void)?
+    /// Changes the `x-amz-checksum-*` value sent (tests send a wrong one, to see a store reject or ignore it).
+    var alterChecksum: (@Sendable (String) -> String)?
     /// The run's cancellation, set per upload (`upload(…, cancellation:)`): parts in flight are cancelled with it.
     private(set) var cancellation: RunCancellation?
     /// The run's `-v` logger, set per upload like `cancellation`.

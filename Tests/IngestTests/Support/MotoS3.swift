@@ -1,8 +1,12 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// moto's S3 server (`pip install 'moto[server]'`) on 127.0.0.1 with a free port, for the one behaviour SeaweedFS
 /// does not have: a store that accepts `x-amz-checksum-*` headers without verifying or returning them (and any
-/// signature). Stopped when the value is released.
+/// signature). Killed when the value is released.
 final class MotoS3 {
     let endpoint: String
     private let process: Process
@@ -26,13 +30,14 @@ final class MotoS3 {
             guard process.isRunning else { break }
             usleep(250_000)
         }
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         throw SeaweedFS.Failure.request("moto's S3 server did not start on \(endpoint) (pip install 'moto[server]')")
     }
 
     deinit {
+        // moto's server does not stop on SIGTERM.
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }

@@ -70,7 +70,8 @@ extension S3Uploader {
         guard returned == sent else {
             throw ItemFailed(
                 stage: stage, rule: .checksum,
-                message: "\(what) answered with \(name) \(returned.prefix(80)), not \(sent), the one of the bytes sent: "
+                message:
+                    "\(what) answered with \(name) \(returned.prefix(80)), not \(sent), the one of the bytes sent: "
                     + "the store holds something else",
                 expected: sent, actual: String(returned.prefix(80)))
         }

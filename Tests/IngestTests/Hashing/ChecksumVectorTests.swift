@@ -40,8 +40,9 @@ import Testing
     }
 
     @Test func xxh3MatchesXXHSum() throws {
-        #expect(XXH3Hasher.digest(of: UnsafeRawBufferPointer(start: nil, count: 0)).hexString
-            == "99aa06d3014798d86001c324468d497f")
+        #expect(
+            XXH3Hasher.digest(of: UnsafeRawBufferPointer(start: nil, count: 0)).hexString
+                == "99aa06d3014798d86001c324468d497f")
         let folder = try TemporaryFolder("xxh3")
         defer { folder.remove() }
         let path = try writeRandomFile(folder.path + "/data.bin", size: 3 << 20 | 123, seed: 5)

@@ -41,7 +41,8 @@ import Testing
     }
 
     func touch(_ path: String) throws {
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: path)
     }
 
     @Test func theJournalRecordsXXH3TakenWhileCopying() throws {
@@ -80,7 +81,9 @@ import Testing
         #expect(try run(folder) == ["same.bin": "resumed", "touched.bin": "resumed", "changed.bin": "passed"])
         // The redone file's record identifies its new content by the SHA-256 the comparison already took (no second
         // read); every record keeps working.
-        #expect(try sqlite(folder, "SELECT sha256 FROM files WHERE relative_path = 'changed.bin'") == (try sha256sum(changed)))
+        #expect(
+            try sqlite(folder, "SELECT sha256 FROM files WHERE relative_path = 'changed.bin'")
+                == (try sha256sum(changed)))
         #expect(try run(folder).values.allSatisfy { $0 == "resumed" })
     }
 }

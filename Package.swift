@@ -30,11 +30,14 @@ let package = Package(
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "CIngestShims", dependencies: ["CFFmpeg", "CCurl", "CSQLite"]),
         .target(
             name: "IngestNative",
             dependencies: [
                 "CFFmpeg", "CTurboJPEG", "CCurl", "CExif", "CHeif", "CSQLite", "CPostgres", "CIngestShims",
+                "CXXHash", "CZlib",
             ]
         ),
         // The library in layers; each target imports only the ones listed (ARCHITECTURE.md), so a cycle between

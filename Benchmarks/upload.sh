@@ -160,3 +160,8 @@ printf '  throughput ratio ingest/peer (>= 1: ingest faster; goal >= 0.95): put 
     "$(echo "${BEST[curl -T]} / ${BEST[ingest run (put)]}" | bc -l)" \
     "$(echo "${BEST[curl -T]} / ${BEST[ingest run (put, --no-journal)]}" | bc -l)" \
     "$(echo "${BEST[curl -F (same form)]} / ${BEST[ingest run (s3-post)]}" | bc -l)"
+# Issue 22 §4: the journal's identity (XXH3-128 on curl's thread) must not cost CPU either: goal <= 1.3.
+printf '  CPU seconds per GiB: curl -T %.2f, ingest put %.2f (--no-journal %.2f); ingest/curl %.2f (goal <= 1.3)\n' \
+    "$(echo "${CPU[curl -T]} * 1024 / $mib" | bc -l)" "$(echo "${CPU[ingest run (put)]} * 1024 / $mib" | bc -l)" \
+    "$(echo "${CPU[ingest run (put, --no-journal)]} * 1024 / $mib" | bc -l)" \
+    "$(echo "${CPU[ingest run (put)]} / ${CPU[curl -T]}" | bc -l)"

@@ -16,6 +16,7 @@ package final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     let mode: Mode
     private let includeSHA256: Bool
     private let includeMD5: Bool
+    private let includeIdentity: Bool
     // Hash state: touched only by the sender's thread (`.inline`) or only on `queue` (`.background`).
     private var digest: StreamDigest
     private var finalized: StreamDigest.Result?
@@ -32,10 +33,12 @@ package final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     private var idle: [[UInt8]] = []
 
     /// `sha256: false` is for a single S3 PUT without a journal: only the MD5 its ETag is checked against.
-    package init(sha256: Bool = true, md5: Bool = false, mode: Mode = .inline) {
+    /// `identity` adds the journal's XXH3-128 (`ContentIdentity`): cheap enough to take `.inline` on curl's thread.
+    package init(sha256: Bool = true, md5: Bool = false, identity: Bool = false, mode: Mode = .inline) {
         includeSHA256 = sha256
         includeMD5 = md5
-        digest = StreamDigest(sha256: sha256, md5: md5)
+        includeIdentity = identity
+        digest = StreamDigest(sha256: sha256, md5: md5, identity: identity)
         self.mode = mode
         queue = mode == .background ? DispatchQueue(label: "ingest-digest") : nil
     }
@@ -60,7 +63,7 @@ package final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     }
 
     private func resetHash() {
-        digest = StreamDigest(sha256: includeSHA256, md5: includeMD5)
+        digest = StreamDigest(sha256: includeSHA256, md5: includeMD5, identity: includeIdentity)
         finalized = nil
     }
 
@@ -105,8 +108,14 @@ package final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
     var sha256Hex: String { finish().sha256Hex }
     var md5Hex: String? { includeMD5 ? finish().md5Hex : nil }
 
+    /// The journal's identity of the bytes since the last restart (nil unless asked for).
+    package var identity: String? { includeIdentity ? finish().identity : nil }
+
     package func store(on item: Item) {
-        if mode == .countOnly || !includeSHA256 { return }
+        if mode == .countOnly { return }
+        // Streaming the original file identified it for the journal.
+        if let identity, item.artifact == item.path { item.knownIdentity = identity }
+        if !includeSHA256 { return }
         item.templateValues["sha256"] = .string(sha256Hex)
         // Streaming the original file hashed it for the journal too.
         if item.artifact == item.path { item.knownSHA256 = sha256Hex }

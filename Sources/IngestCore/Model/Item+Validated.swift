@@ -25,6 +25,7 @@ extension Item {
             let change = now.change(since: validated)
         else { return nil }
         knownSHA256 = nil
+        knownIdentity = nil
         return RuleFailure(
             stage: stage, rule: .changed,
             message: "\(relativePath) changed after it was listed, found \(found): \(change); nothing made of it "

@@ -84,6 +84,7 @@ package final class Item: Sendable {
         var probeError: ItemFailed?
         var templateValues = JSONObject()
         var knownSHA256: String?
+        var knownIdentity: String?
         var validated: FileStatus?
         var rerun: [String: @Sendable () throws -> StageOutcome] = [:]
     }
@@ -138,6 +139,12 @@ package final class Item: Sendable {
     package var knownSHA256: String? {
         get { state.withLock { $0.knownSHA256 } }
         set { state.withLock { $0.knownSHA256 = newValue } }
+    }
+    /// The journal's identity of the input file's content (`xxh3-128:<hex>`, see `ContentIdentity`) once known:
+    /// computed while the file is sent, restored from the journal, or read on demand.
+    package var knownIdentity: String? {
+        get { state.withLock { $0.knownIdentity } }
+        set { state.withLock { $0.knownIdentity = newValue } }
     }
     /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
     /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.

@@ -90,6 +90,8 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     // on_success / on_failure: moving or deleting a file once the journal has it as done.
     package static let move = RuleName("move")
     package static let delete = RuleName("delete")
+    /// An upload whose checksum the store returned differs from the one sent (`upload.checksum`).
+    package static let checksum = RuleName("checksum")
 
     /// An S3 POST policy condition the form or file breaks (`policy.content-length-range`).
     package static func policy(_ condition: String) -> RuleName { RuleName("policy." + condition) }

@@ -66,7 +66,7 @@ extension S3Uploader {
     /// CreateMultipartUpload; returns the UploadId and the `uploadId=…` query the other requests of the upload carry.
     private func createMultipartUpload(url: String, headers: [(String, String)]) throws -> (String, String) {
         var createHeaders = headers
-        if checksum == .sha256 { createHeaders.append(("x-amz-checksum-algorithm", "SHA256")) }
+        createHeaders += checksum.createHeaders
         let (created, createAttempts) = try send("POST", url + "?uploads", headers: createHeaders, body: .bytes([]))
         guard created.status == 200,
             let uploadID = XMLText.element("UploadId", in: created.bodyText), !uploadID.isEmpty
@@ -133,17 +133,13 @@ extension S3Uploader {
         let md5 = checksum == .md5 || stored != nil
         let digest =
             try fileHash?.inTurn(index) { feed in
-                try hashSlice(slice, sha256: sha256, md5: md5, feed: feed)
-            } ?? hashSlice(slice, sha256: sha256, md5: md5)
+                try hashSlice(slice, sha256: sha256, md5: md5, crc: checksum.crcKind, feed: feed)
+            } ?? hashSlice(slice, sha256: sha256, md5: md5, crc: checksum.crcKind)
         if let kept = keptPart(stored, size: slice.size, digest: digest, progress: progress) { return kept }
         var partHeaders: [(String, String)] = []
-        var partChecksum: String?
-        switch checksum {
-        case .md5: partHeaders.append(("Content-MD5", digest.md5Base64))
-        case .sha256:
-            partChecksum = digest.sha256Base64
-            partHeaders.append(("x-amz-checksum-sha256", digest.sha256Base64))
-        }
+        if checksum == .md5 { partHeaders.append(("Content-MD5", digest.md5Base64)) }
+        let partChecksum = checksum.value(of: digest).map { alterChecksum?($0) ?? $0 }
+        if let partChecksum, let name = checksum.headerName { partHeaders.append((name, partChecksum)) }
         let payload: SigV4Payload = payloadSigning == .signed ? .sha256(digest.sha256) : .unsigned
         let partURL = "\(target.url)?partNumber=\(number)&\(target.uploadQuery)"
         let (response, attempts) = try send(
@@ -152,6 +148,9 @@ extension S3Uploader {
         let what = "UploadPart \(number) of \(target.count) for \(Redaction.url(target.url))"
         guard response.status == 200 else { throw refused(what, response, attempts: attempts) }
         let etag = try checkedETag(response, md5: checksum == .md5 ? digest.md5 : nil, what: what)
+        if let partChecksum, let name = checksum.headerName {
+            try confirmChecksum(returned: response.header(name), sent: partChecksum, what: what, quiet: true)
+        }
         journalPart(number, of: target, etag: etag, checksum: partChecksum, size: slice.size)
         try afterPart?(number)
         return (etag, partChecksum)
@@ -164,17 +163,27 @@ extension S3Uploader {
         var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
         for (offset, part) in parts.enumerated() {
             xml += "<Part><PartNumber>\(offset + 1)</PartNumber><ETag>\(XMLText.escaped(part.etag))</ETag>"
-            if let sum = part.checksum { xml += "<ChecksumSHA256>\(sum)</ChecksumSHA256>" }
+            if let sum = part.checksum { xml += "<\(checksum.completeElement)>\(sum)</\(checksum.completeElement)>" }
             xml += "</Part>"
         }
         xml += "</CompleteMultipartUpload>"
         let bytes = Array(xml.utf8)
+        let whole = objectChecksum(parts: parts, partSize: target.partSize, fileSize: target.status.size)
+        var headers = [("Content-Type", "application/xml")]
+        if let whole, checksum.crcKind != nil, let name = checksum.headerName {
+            headers += [(name, whole), ("x-amz-checksum-type", "FULL_OBJECT")]
+        }
         let (response, attempts) = try send(
-            "POST", "\(target.url)?\(target.uploadQuery)", headers: [("Content-Type", "application/xml")],
-            payload: .hashing(bytes), body: .bytes(bytes))
+            "POST", "\(target.url)?\(target.uploadQuery)", headers: headers, payload: .hashing(bytes),
+            body: .bytes(bytes))
         // S3 may answer 200 and still put an <Error> in the body (a failure after the headers went out).
         guard response.status == 200, !response.bodyText.contains("<Error>") else {
             throw refused("CompleteMultipartUpload \(Redaction.url(target.url))", response, attempts: attempts)
+        }
+        if let whole {
+            try confirmChecksum(
+                returned: XMLText.element(checksum.completeElement, in: response.bodyText),
+                sent: whole, what: "CompleteMultipartUpload \(Redaction.url(target.url))")
         }
         let etag = XMLText.element("ETag", in: response.bodyText) ?? response.header("ETag") ?? ""
         return etag.trimmingCharacters(in: ["\""])

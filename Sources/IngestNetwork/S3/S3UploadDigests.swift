@@ -12,6 +12,9 @@ extension S3Uploader {
         var sha256Base64: String
         var md5: [UInt8]
         var md5Base64: String { Data(md5).base64EncodedString() }
+        /// The CRC asked for (`crc:`), and the slice's XXH3 identity (`identity:`).
+        var crc: CRC? = nil
+        var identity: String? = nil
     }
 
     /// SHA-256 (when `sha256`) and MD5 (when `md5`) of a file slice in one read of 64 KiB chunks (each chunk is
@@ -19,9 +22,9 @@ extension S3Uploader {
     /// when the file no longer has the size and mtime the slice was taken with.
     func hashSlice(
         _ slice: HTTPBody.FileSlice, sha256 includeSHA256: Bool = true, md5 includeMD5: Bool = false,
-        feed: ((UnsafeRawBufferPointer) -> Void)? = nil
+        crc: CRCKind? = nil, identity: Bool = false, feed: ((UnsafeRawBufferPointer) -> Void)? = nil
     ) throws -> SliceDigest {
-        var digest = StreamDigest(sha256: includeSHA256, md5: includeMD5)
+        var digest = StreamDigest(sha256: includeSHA256, md5: includeMD5, identity: identity, crc: crc)
         let result: (read: Int64, status: FileStatus?)
         do {
             result = try readFileSlice(
@@ -47,7 +50,8 @@ extension S3Uploader {
         let digests = digest.finalize()
         return SliceDigest(
             sha256: includeSHA256 ? digests.sha256Hex : "",
-            sha256Base64: includeSHA256 ? Data(digests.sha256).base64EncodedString() : "", md5: digests.md5)
+            sha256Base64: includeSHA256 ? Data(digests.sha256).base64EncodedString() : "", md5: digests.md5,
+            crc: digests.crc, identity: digests.identity)
     }
 
     /// What moved since `slice` was taken: its pinned identity when it has one, else its size and mtime.
@@ -62,7 +66,8 @@ extension S3Uploader {
     static let hashChunk = 64 * 1024
 }
 
-/// The whole file's SHA-256 for the journal, fed by the hashing pass of a multipart upload's parts: each part's
+/// The whole file's journal identity (XXH3-128, `identity: true`; SHA-256 otherwise), fed by the hashing pass of
+/// a multipart upload's parts: each part's
 /// thread waits until the parts before it have been fed, then hashes its own part and feeds the file's hash in the
 /// same read. A part that fails before its turn gives the hash up (`giveUp`) so no thread waits forever; the
 /// upload has failed then anyway.
@@ -70,13 +75,16 @@ final class PartOrderedSHA256: Sendable {
     private struct Turns {
         var next = 0
         var givenUp = false
-        var digest = StreamDigest(sha256: true)
+        var digest: StreamDigest
     }
     /// A part's thread blocks until the parts before it have been fed (the hash takes the bytes in file order).
-    private let turns = ConditionLock(Turns())
+    private let turns: ConditionLock<Turns>
     private let count: Int
 
-    init(parts: Int) { count = parts }
+    init(parts: Int, identity: Bool = false) {
+        count = parts
+        turns = ConditionLock(Turns(digest: StreamDigest(sha256: !identity, identity: identity)))
+    }
 
     /// Runs `hash` for part `index` once parts 0..<index have been fed, handing it the feed of the file's hash
     /// (nil once the hash is given up). The digest is taken out while its part feeds it and put back after.
@@ -99,11 +107,16 @@ final class PartOrderedSHA256: Sendable {
     func giveUp() { turns.change { $0.givenUp = true } }
 
     /// The hex digest once every part has been fed; nil when it was given up.
-    var sha256Hex: String? {
+    var sha256Hex: String? { finished?.sha256Hex }
+
+    /// The journal's identity (`xxh3-128:…`) once every part has been fed; nil when given up or not asked for.
+    var identity: String? { finished?.identity }
+
+    private var finished: StreamDigest.Result? {
         let count = count
         return turns.withLock { turns in
             guard !turns.givenUp, turns.next == count else { return nil }
-            return turns.digest.finalize().sha256Hex
+            return turns.digest.finalize()
         }
     }
 }

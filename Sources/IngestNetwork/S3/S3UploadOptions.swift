@@ -11,12 +11,18 @@ package enum S3PayloadSigning: String, OptionEnum, Sendable {
     case unsigned
 }
 
-/// The checksum each multipart part carries, checked by S3 before it stores the part.
+/// The checksum an upload carries for S3 to verify before it stores the bytes (see `S3Checksum.swift`).
 package enum S3PartChecksum: String, OptionEnum, Sendable {
-    /// `Content-MD5` (every S3-compatible store checks it).
+    /// `Content-MD5` on each part (every S3-compatible store checks it); a single PUT checks the ETag's MD5.
     case md5
-    /// `x-amz-checksum-sha256` (CreateMultipartUpload announces `x-amz-checksum-algorithm: SHA256`).
+    /// `x-amz-checksum-sha256` (multipart: COMPOSITE, each part's SHA-256).
     case sha256
+    /// `x-amz-checksum-crc64nvme` (aws-cli v2's default); multipart: FULL_OBJECT, the whole object's CRC too.
+    case crc64nvme
+    /// `x-amz-checksum-crc32c`; multipart: FULL_OBJECT.
+    case crc32c
+    /// `x-amz-checksum-crc32`; multipart: FULL_OBJECT.
+    case crc32
 }
 
 /// The `upload` options of `method: s3`: a direct, SigV4-signed upload into a bucket the user owns.
@@ -89,7 +95,9 @@ package struct S3UploadOptions: Sendable {
                 default: "signed"),
             OptionField(
                 "checksum", path.appending(path: \.checksum),
-                doc: "s3: each multipart part's checksum: `md5` (Content-MD5) or `sha256` (x-amz-checksum-sha256).",
+                doc:
+                    "s3: the checksum S3 verifies: `md5` (Content-MD5 on parts, the ETag of a PUT), `sha256`, "
+                    + "`crc64nvme`, `crc32c` or `crc32` (x-amz-checksum-*; multipart: the whole object's CRC too).",
                 default: "md5"),
             OptionField(
                 "part_concurrency", path.appending(path: \.partConcurrency), range: 1...16,

@@ -15,6 +15,8 @@ package struct S3UploadResult: Sendable {
     var contentType: String
     /// The whole file's SHA-256 when the upload computed it on its way (`fileSHA256`), for the journal.
     package var sha256: String? = nil
+    /// The whole file's XXH3-128 identity (`xxh3-128:…`) when the upload took it on its way instead of a SHA-256.
+    package var identity: String? = nil
 
     package var json: JSONValue {
         [
@@ -42,6 +44,8 @@ package struct S3Uploader: Sendable {
     let limiter: RateLimiter?
     /// Called after each part is stored (tests use it to change the file in the middle of an upload).
     var afterPart: (@Sendable (Int) throws -> Void)?
+    /// Changes the `x-amz-checksum-*` value sent (tests send a wrong one, to see a store reject or ignore it).
+    var alterChecksum: (@Sendable (String) -> String)?
     /// The run's cancellation, set per upload (`upload(…, cancellation:)`): parts in flight are cancelled with it.
     private(set) var cancellation: RunCancellation?
     /// The run's `-v` logger, set per upload like `cancellation`.
@@ -117,19 +121,21 @@ package struct S3Uploader: Sendable {
         let url = endpoint.objectURL(location)
         let headers = [("Content-Type", contentType)] + headers
         if status.size <= threshold {
-            let (etag, sha256) = try putObject(
+            let put = try putObject(
                 path: path, status: status, url: url, headers: headers, cachedSHA256: cachedSHA256,
                 fileSHA256: fileSHA256, progress: progress)
             return S3UploadResult(
-                bucket: bucket, key: key, etag: etag, size: status.size, parts: 0, location: url,
-                contentType: contentType, sha256: sha256)
+                bucket: bucket, key: key, etag: put.etag, size: status.size, parts: 0, location: url,
+                contentType: contentType, sha256: put.sha256, identity: put.identity)
         }
-        let fileHash = fileSHA256 ? PartOrderedSHA256(parts: partLayout(fileSize: status.size).count) : nil
+        // The journal's identity is XXH3-128, fed in part order by the pass that hashes the parts anyway.
+        let fileHash =
+            fileSHA256 ? PartOrderedSHA256(parts: partLayout(fileSize: status.size).count, identity: true) : nil
         let (etag, parts) = try multipartUpload(
             path: path, key: key, status: status, url: url, headers: headers, fileHash: fileHash, progress: progress)
         return S3UploadResult(
             bucket: bucket, key: key, etag: etag, size: status.size, parts: parts, location: url,
-            contentType: contentType, sha256: fileHash?.sha256Hex)
+            contentType: contentType, identity: fileHash?.identity)
     }
 
     /// Sends one request through the retrying `Exchange`, signed anew for every attempt (S3 refuses a signature

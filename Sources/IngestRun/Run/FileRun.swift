@@ -75,7 +75,7 @@ struct FileRun {
         // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
         // more than reading it once more (uploads, transcodes), unless a key or template already read it — and
         // before the last look at the file, so it is of the file that look vouches for.
-        if journaled != nil && item.knownSHA256 == nil && plan.hashesDoneFiles { _ = try? item.sha256() }
+        if journaled != nil && item.journalIdentity == nil && plan.hashesDoneFiles { _ = try? item.contentIdentity() }
         if let last, let changed = item.changedFailure(stage: last, found: "after stage \(last)") {
             return finish(.failed, [changed])
         }

@@ -165,7 +165,7 @@ final class JournalSession: Sendable {
             }
             let start = JournalStart(
                 root: root.canonical, relativePath: entry.relativePath, path: entry.path, size: status.size,
-                modified: status.modified, inode: status.inode, sha256: item.knownSHA256, pipeline: pipeline.name,
+                modified: status.modified, inode: status.inode, sha256: item.journalIdentity, pipeline: pipeline.name,
                 configHash: pipeline.configHash, templateValues: item.templateValues, dedupeKey: key,
                 keepStages: resuming, existingID: record?.id)
             return .run(
@@ -182,16 +182,17 @@ final class JournalSession: Sendable {
     }
 
     /// True when the journal's record is of this very content under this pipeline (not under `--force`): the same
-    /// size, mtime and inode, or — touched or copied — the same SHA-256 (the record's identity is then refreshed).
+    /// size, mtime and inode, or — touched or copied — the same content identity, XXH3-128 or an older journal's
+    /// SHA-256 (the record's identity is then refreshed).
     private func hasSameContent(_ record: JournalRecord?, status: FileStatus, item: Item) throws -> Bool {
         guard let record, resume != .force, record.configHash == pipeline.configHash else { return false }
         if record.size == status.size && record.modified == status.modified && record.inode == status.inode {
-            item.knownSHA256 = record.sha256
+            item.restoreIdentity(record.sha256)
             return true
         }
         guard record.size == status.size, let known = record.sha256 else { return false }
         // Touched or copied: the content decides.
-        let same = try item.sha256() == known
+        let same = try item.hasContent(identifiedBy: known)
         if same && record.state == .done {
             try store.refreshIdentity(
                 fileID: record.id, size: status.size, modified: status.modified, inode: status.inode)

@@ -48,9 +48,9 @@ final class JournaledFile: Sendable {
     /// Journals a network stage as started; the row goes in first, with the uuid and date the stage's templates use.
     func stageStarted(position: Int, name: String, item: Item) throws {
         guard let id else {
-            let sha256 = item.knownSHA256
+            let identity = item.journalIdentity
             try row.withLock { row in
-                row.start.sha256 = sha256
+                row.start.sha256 = identity
                 row.id = try store.begin(row.start, stageAt: position, name: name)
             }
             return
@@ -83,7 +83,7 @@ final class JournaledFile: Sendable {
 
     /// Journals how the file ended (local records are batched).
     func finish(_ item: Item, status: ItemStatus, failures: [RuleFailure], skip: String?) throws {
-        let (sha256, templateValues, facts) = (item.knownSHA256, item.templateValues, item.facts)
+        let (sha256, templateValues, facts) = (item.journalIdentity, item.templateValues, item.facts)
         let state: JournalState = status == .passed ? .done : status == .failed ? .failed : .skipped
         try row.withLock { row in
             row.start.sha256 = sha256

@@ -12,7 +12,7 @@ import Testing
 /// SHA-256, Content-MD5 or the ETag's MD5, the journal's SHA-256 — fed by the same read) and once to send it;
 /// before, a signed multipart upload read the file a third time for the journal's hash, and a single PUT a second
 /// or third time for its ETag's MD5. Runs in-process (the read counter is the library's) against SeaweedFS, with the
-/// journal on; the journal's hash is checked against `sha256sum`.
+/// journal on; the journal's identity (XXH3-128 since issue 22) is checked against `xxhsum`.
 @Suite(.serialized) struct UploadReadPassTests {
     let server: SeaweedFS
     let bucket = "ingest-read-pass"
@@ -60,7 +60,9 @@ import Testing
         #expect(report?.status == .passed, "\(report?.failures ?? [])")
         #expect(FileReadCounter.bytes(file, .hash) == hashReads, "bytes read to hash: \(comment)")
         #expect(FileReadCounter.bytes(file, .send) == Int64(size), "bytes read to send: \(comment)")
-        #expect(record?.sha256 == (try sha256sum(file)), "the journal's hash: \(String(describing: record))")
+        // The journal's identity is XXH3-128 (issue 22 §4), fed by the same read.
+        let xxhsum = try runCommand("/usr/bin/env", ["xxhsum", "-H2", file]).stdout.split(separator: " ").first ?? ""
+        #expect(record?.sha256 == "xxh3-128:\(xxhsum)", "the journal's identity: \(String(describing: record))")
     }
 
     /// 12 MiB in 5 MiB parts, signed, Content-MD5: one read feeds each part's SHA-256 and MD5 and the file's SHA-256.

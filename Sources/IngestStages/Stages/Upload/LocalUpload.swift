@@ -35,8 +35,8 @@ struct LocalUpload: UploadMethod {
             resolvedParent == resolvedRoot || resolvedParent.hasPrefix(resolvedRoot + "/")
         else { throw fail("key '\(key)' leads outside \(root) (through a symlink)") }
         let finalPath = resolvedParent + "/" + (destination as NSString).lastPathComponent
-        let observer = DigestObserver(
-            mode: UploadStage.hashesWhileSending(item, context: context) ? .inline : .countOnly)
+        let identifies = UploadStage.hashesWhileSending(item, context: context)
+        let observer = DigestObserver(sha256: false, identity: identifies, mode: identifies ? .inline : .countOnly)
         let bytes: Int64
         do {
             bytes = try AtomicCopy.copy(

@@ -70,6 +70,7 @@ struct S3Upload: UploadMethod {
             item.knownSHA256 = sha256
             item.templateValues["sha256"] = .string(sha256)
         }
+        if wantsHash, let identity = result.identity { item.knownIdentity = identity }
         item.facts[context.resultName ?? UploadStage.name] = result.json
         return .proceed
     }

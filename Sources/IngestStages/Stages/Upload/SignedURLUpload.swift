@@ -78,12 +78,14 @@ extension SignedURLUpload {
         return PreparedUpload(request: built.request, expected: built.expected, contentType: contentType)
     }
 
-    /// Sends the request (rehearsed in a rehearsal), hashing the file on the way when the journal wants its hash.
+    /// Sends the request (rehearsed in a rehearsal), identifying the file on the way when the journal wants it.
     private func send(_ prepared: PreparedUpload, item: Item, context: StageContext) throws -> (
         Exchange.Outcome, DigestObserver
     ) {
-        let observer = DigestObserver(
-            mode: UploadStage.hashesWhileSending(item, context: context) ? .background : .countOnly)
+        // The journal's XXH3 identity is taken on curl's thread as each chunk is read: at memory speed, it costs
+        // less than handing the chunk to another thread would.
+        let identifies = UploadStage.hashesWhileSending(item, context: context)
+        let observer = DigestObserver(sha256: false, identity: identifies, mode: identifies ? .inline : .countOnly)
         let total = prepared.request.body?.file?.size
         observer.progress = { context.reportProgress(done: $0, total: total) }
         var exchange = Exchange(

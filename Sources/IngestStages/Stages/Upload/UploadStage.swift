@@ -150,7 +150,7 @@ package struct UploadStage: Stage {
     /// and nothing has taken it yet (a dedupe key, a `{{sha256}}` rendered earlier, the journal's last run). With
     /// `--no-journal` nothing is hashed; a later `{{sha256}}` still reads the file when it is rendered.
     static func hashesWhileSending(_ item: Item, context: StageContext) -> Bool {
-        context.wantsContentHash && item.artifact == item.path && item.knownSHA256 == nil
+        context.wantsContentHash && item.artifact == item.path && item.journalIdentity == nil
     }
 
     /// S3 (and the fixture backend) say so in the 403 body: "Request has expired" for a presigned URL,

@@ -1,0 +1,2 @@
+/* Only links: every call goes through IngestNative's XXH3Hasher. */
+#include <xxhash.h>

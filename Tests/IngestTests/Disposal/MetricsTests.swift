@@ -3,6 +3,15 @@ import IngestNative
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
+@testable import IngestMedia
+@testable import IngestTemplates
+@testable import IngestNetwork
+@testable import IngestJournal
+@testable import IngestStages
+@testable import IngestConfig
+@testable import IngestRun
+@testable import IngestCheck
 
 /// Issue 23 §3: `--metrics-addr` serves Prometheus text at /metrics (counts that match the report, during and after a
 /// run) and /healthz (503 once the journal cannot be written), on loopback unless a host is given.
@@ -26,8 +35,7 @@ import Testing
         let yaml = DisposalTests.pipeline("").replacingOccurrences(of: "dir: dest", with: "dir: \(folder.path)/dest")
         let pipeline = try Pipeline.parse(yaml: yaml, source: "test.yml", environment: [:])
         var settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
-        settings.metrics = metrics
-        return Runner(pipeline: pipeline, settings: settings, journal: journal)
+        return Runner(pipeline: pipeline, settings: settings, journal: journal, metrics: metrics)
     }
 
     @Test func scrapedDuringAndAfterARunTheCountsMatchTheReport() throws {
@@ -74,10 +82,9 @@ import Testing
         let yaml = ChangedFileTests.pipeline(backend.base)
         let pipeline = try Pipeline.parse(yaml: yaml, source: "test.yml", environment: [:])
         let metrics = RunMetrics()
-        var settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
-        settings.metrics = metrics
+        let settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
         var expected: [String: Double] = [:]
-        try Runner(pipeline: pipeline, settings: settings).run(paths: [folder.path + "/in"]) { report in
+        try Runner(pipeline: pipeline, settings: settings, metrics: metrics).run(paths: [folder.path + "/in"]) { report in
             #expect(report.status == .passed, "\(report.failures)")
             guard case .object(let timings)? = report.timings, case .array(let requests)? = timings["requests"] else {
                 return
@@ -112,9 +119,8 @@ import Testing
         let journal = try SQLiteJournal(path: disk.path + "/journal.sqlite")
         var pipeline = try Self.runner(folder, metrics: server.metrics, journal: journal).pipeline
         pipeline.concurrency = 1
-        var settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
-        settings.metrics = server.metrics
-        let runner = Runner(pipeline: pipeline, settings: settings, journal: journal)
+        let settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
+        let runner = Runner(pipeline: pipeline, settings: settings, journal: journal, metrics: server.metrics)
         var reports: [ItemReport] = []
         var healthBefore = 0
         _ = try? runner.run(paths: [folder.path + "/in"]) { report in

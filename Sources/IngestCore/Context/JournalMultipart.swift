@@ -75,7 +75,6 @@ package protocol MultipartJournal: Sendable {
     func multipartUploads() throws -> [JournaledMultipartUpload]
 }
 
-
 /// What an upload stage may keep in the journal about its own transfer, for the file and stage it runs for: the
 /// runner hands it over in `StageContext.uploadJournal` when the run has a journal that keeps multipart uploads.
 package struct UploadJournal: Sendable {

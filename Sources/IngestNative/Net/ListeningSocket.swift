@@ -15,7 +15,7 @@ package struct SocketError: Error, Sendable, CustomStringConvertible {
 
 /// A TCP socket bound and listening (one per server): `accept` waits with `poll`, so the serving thread can look
 /// at a stop flag between connections. Closed on deinit.
-package final class ListeningSocket: @unchecked Sendable {
+package final class ListeningSocket: Sendable {
     private let descriptor: Int32
     /// `HOST:PORT` as bound (the port the kernel chose for port 0); IPv6 hosts in brackets.
     package let boundAddress: String

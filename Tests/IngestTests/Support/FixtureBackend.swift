@@ -172,6 +172,11 @@ func sha256sum(_ path: String) throws -> String {
     String(try runTool("sha256sum", [path]).stdout.prefix(64))
 }
 
+/// The journal's identity of a file (`xxh3-128:<hex>`), by the `xxhsum -H2` tool (an oracle independent of the code).
+func journalIdentity(_ path: String) throws -> String {
+    "xxh3-128:" + String(try runTool("xxhsum", ["-H2", path]).stdout.prefix(32))
+}
+
 /// A self-signed certificate for 127.0.0.1 made by `openssl req` in `folder`: (cert, key) PEM paths. The
 /// certificate is its own CA, so it is also the `ca_bundle` that makes clients trust it.
 func makeSelfSignedCertificate(in folder: TemporaryFolder) throws -> (cert: String, key: String) {

@@ -101,7 +101,7 @@ import Testing
         let journal = try SQLiteJournal(path: folder.path + "/.ingest/journal.sqlite", writer: false, create: false)
         let record = try #require(
             try journal.record(root: JournalRecord.canonicalRoot(folder.path + "/in"), relativePath: "ann/big.mov"))
-        #expect(record.sha256 == (try sha256sum(path)))
+        #expect(record.sha256 == (try journalIdentity(path)))
     }
 
     /// An S3 presigned POST answered 204 after 100 bytes of the form fails like a PUT.

@@ -236,7 +236,7 @@ import Testing
         let record = try #require(
             try journal.record(root: JournalRecord.canonicalRoot(folder.path + "/in"), relativePath: "dave/big.mov"))
         #expect(record.state == .done)
-        #expect(record.sha256 == (try sha256sum(path)))
+        #expect(record.sha256 == (try journalIdentity(path)))
     }
 
     /// With `--no-journal` the upload hashes nothing, yet a later `{{sha256}}` still renders the file's hash (read

@@ -1,15 +1,7 @@
 import Foundation
 import Testing
+
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// Every relative link in the documents (README.md, ARCHITECTURE.md, docs/**/*.md) points at a file of the
 /// repository, and each `#anchor` at a heading of its page: a page moved or a heading renamed fails here.

@@ -3,15 +3,6 @@ import IngestNative
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// Issue 23 §2: `on_success` / `on_failure` move (or delete) a file once the journal has it as done, keeping its path
 /// relative to the input folder, never replacing a name taken in the target; a file moved away is not taken again,

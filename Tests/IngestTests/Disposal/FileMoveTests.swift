@@ -3,15 +3,6 @@ import IngestNative
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// Issue 23 §2, moves across file systems: copy to a temporary name in the target, fsync, put in place without
 /// replacing, then unlink the source; a taken name is never replaced, on either path.

@@ -3,15 +3,6 @@ import IngestNative
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// Issue 23 §3: `--metrics-addr` serves Prometheus text at /metrics (counts that match the report, during and after a
 /// run) and /healthz (503 once the journal cannot be written), on loopback unless a host is given.
@@ -84,7 +75,8 @@ import Testing
         let metrics = RunMetrics()
         let settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
         var expected: [String: Double] = [:]
-        try Runner(pipeline: pipeline, settings: settings, metrics: metrics).run(paths: [folder.path + "/in"]) { report in
+        try Runner(pipeline: pipeline, settings: settings, metrics: metrics).run(paths: [folder.path + "/in"]) {
+            report in
             #expect(report.status == .passed, "\(report.failures)")
             guard case .object(let timings)? = report.timings, case .array(let requests)? = timings["requests"] else {
                 return

@@ -1,14 +1,6 @@
 import Foundation
+
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// A small tmpfs mounted for one test (a second file system for a move across them, or a disk that fills up); needs
 /// root with CAP_SYS_ADMIN, so tests using it are skipped where `mount` is refused.

@@ -1,16 +1,8 @@
 import Foundation
 import IngestNative
 import Testing
+
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// The checksums in IngestNative against published check values ("123456789") and against themselves: slice-by-8
 /// equals byte-at-a-time, `combine` equals one pass, streaming XXH3 equals one shot and `xxhsum -H2` (Debian's

@@ -3,15 +3,6 @@ import IngestNative
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// Issue 22 §4: the journal identifies a file's content by XXH3-128 (`xxh3-128:<hex>`, checked against Debian's
 /// `xxhsum`), taken while the file is copied or sent; a journal written by the previous release — bare SHA-256 hex

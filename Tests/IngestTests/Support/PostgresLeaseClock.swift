@@ -1,15 +1,7 @@
 import Foundation
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
 @testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 extension PostgresJournal {
     /// Time passing for this worker's leases without a wait: each live lease's expiry (`expires_at`, read against

@@ -1,15 +1,7 @@
 import Foundation
 import IngestNative
+
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// Tests/Fixtures/tus_server.py: fastapi-tusd, a real tus 1.0 server, at `<base>/files`, storing uploads in
 /// `store` (each upload a file named by its id, beside `<id>.info`). `stop()` ends the process this object started.

@@ -4,15 +4,6 @@ import Synchronization
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// A clock the test moves by hand: monotonic seconds and the local minute of the day.
 final class ManualSendClock: SendClock {

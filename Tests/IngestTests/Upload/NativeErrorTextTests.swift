@@ -2,15 +2,6 @@ import Foundation
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// Files a user named (an upload's or a save's destination folder, a lookup's manifest) are made and read through
 /// IngestNative: a failure is told in the C library's words (`mkdir(…/blocked): file exists`, as `mkdir -p` says

@@ -3,15 +3,7 @@ import IngestNative
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
 @testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// Issue 22 §5: `checksum: crc64nvme | crc32c | crc32 | sha256` on a single PUT and a multipart upload (FULL_OBJECT
 /// CRC, COMPOSITE SHA-256). SeaweedFS verifies every `x-amz-checksum-*` header (a wrong one is refused with

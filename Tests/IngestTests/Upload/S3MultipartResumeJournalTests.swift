@@ -3,15 +3,7 @@ import IngestNative
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
 @testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// A multipart upload cut short by a lost link (a part answered with a network failure) is kept open and journaled,
 /// in the SQLite journal and in PostgreSQL; a second uploader reads it back, pages through ListParts two parts at a

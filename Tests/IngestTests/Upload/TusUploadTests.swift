@@ -2,15 +2,6 @@ import Foundation
 import Testing
 
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// `method: tus` against a real tus 1.0 server (fastapi-tusd, Tests/Fixtures/tus_server.py), through the real
 /// `ingest` binary: a folder uploaded, a run killed at about 60 % resumed from the server's offset, an expired

@@ -1,16 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// One `ingest watch` process started for a test in `folder` (inputs under `in/`, the JSON Lines report at
 /// `report.jsonl`, uploads of `method: local` under `out/`), and the helpers that wait on what it does: its report

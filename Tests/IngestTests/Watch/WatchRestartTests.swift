@@ -1,15 +1,7 @@
 import Foundation
 import Testing
+
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// `ingest watch` run as a service that is stopped and started again: SIGTERM in the middle of uploads, then a
 /// restart on the same journal, sends nothing twice.

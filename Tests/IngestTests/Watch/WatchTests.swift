@@ -1,15 +1,7 @@
 import Foundation
 import Testing
+
 @testable import Ingest
-@testable import IngestCore
-@testable import IngestMedia
-@testable import IngestTemplates
-@testable import IngestNetwork
-@testable import IngestJournal
-@testable import IngestStages
-@testable import IngestConfig
-@testable import IngestRun
-@testable import IngestCheck
 
 /// `ingest watch` as the real world uses it: writers that take their time, renames into place, folders that appear,
 /// a service stopped mid-upload, an event queue that overflows, and a mount that only polling sees. Each test waits

@@ -116,6 +116,12 @@ public final class Runner: Sendable {
             var iterator = due.makeIterator()
             failure = drain(next: { iterator.next() }, summary: &summary, onItem: onItem)
         }
+        return try finishRun(summary, failure: failure)
+    }
+
+    /// Ends a run (or a watch): the journal's last batch committed, then the first failure thrown, or the summary.
+    func finishRun(_ summary: RunSummary, failure: Error?) throws -> RunSummary {
+        var failure = failure
         if let session {
             do {
                 try session.commit()

@@ -35,7 +35,7 @@ extension Runner {
             leasePoll: session?.leasePollInterval ?? 1)
         watcher.start()
         var summary = RunSummary()
-        var failure = drain(next: feed.next, ready: feed.takeNow, summary: &summary) { report in
+        let failure = drain(next: feed.next, ready: feed.takeNow, summary: &summary) { report in
             feed.finished(report)
             do {
                 try onItem(report)
@@ -46,14 +46,6 @@ extension Runner {
         }
         feed.stop()
         watcher.join()
-        if let session {
-            do {
-                try session.commit()
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
-        return summary
+        return try finishRun(summary, failure: failure)
     }
 }

@@ -1,39 +1,61 @@
-import IngestCore
-import IngestMedia
-import IngestTemplates
-import IngestJournal
-import IngestStages
-import IngestConfig
-import IngestNative
 import Foundation
+import IngestCore
+import Prometheus
 import Synchronization
 
-/// The counters `--metrics-addr` serves, fed by each file's final report (`Runner.finished`) and by whoever lists
-/// files (`listed`), rendered in Prometheus' text format (version 0.0.4) by hand: a few counters, gauges and
-/// histograms do not justify a dependency (docs/service.md says why). Bounded: one series per outcome, per stage
-/// and status.
+/// The metrics `--metrics-addr` serves, fed by each file's final report (`Runner.finished`) and by whoever lists
+/// files (`listed`), kept in swift-prometheus' registry, which renders the text format (0.0.4). Bounded: one series
+/// per outcome, per stage, and per stage and status.
 package final class RunMetrics: Sendable {
     /// Upper bounds (seconds) of the stage duration histogram's buckets.
     static let bounds: [Double] = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600]
 
-    struct Histogram {
-        var counts = [Int](repeating: 0, count: RunMetrics.bounds.count)
-        var sum = 0.0
-        var count = 0
+    static var files: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "ingest_files", unitName: "total", helpText: "Files finished, by outcome.")
     }
 
-    struct Key: Hashable, Comparable {
-        var stage: String
-        var status: String
-        static func < (left: Key, right: Key) -> Bool { (left.stage, left.status) < (right.stage, right.status) }
+    static var sentBytes: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "ingest_sent_bytes", unitName: "total",
+            helpText: "Bytes of files uploaded (counted when one passes).")
     }
 
+    static var requests: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "ingest_requests", unitName: "total", helpText: "Requests made, by stage and final HTTP status."
+        )
+    }
+
+    static var retries: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "ingest_retries", unitName: "total",
+            helpText: "Attempts repeated, by stage and the request's final status.")
+    }
+
+    static var durations: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "ingest_stage_duration", unitName: "seconds", helpText: "Seconds one file spent in a stage.")
+    }
+
+    static var queueDepth: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "ingest_queue_depth", unitName: "", helpText: "Files listed and not finished yet.")
+    }
+
+    static var lastSuccess: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "ingest_last_success_timestamp", unitName: "seconds",
+            helpText: "When a file last passed (Unix time; 0: never).")
+    }
+
+    static var healthy: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "ingest_healthy", unitName: "", helpText: "1 while healthy (/healthz answers 200), else 0.")
+    }
+
+    /// What the registry's counters do not hold: the queue's two ends, the last success and the health.
     struct State {
-        var files: [String: Int] = ["passed": 0, "failed": 0, "skipped": 0]
-        var sentBytes: Int64 = 0
-        var requests: [Key: Int] = [:]
-        var retries: [Key: Int] = [:]
-        var durations: [String: Histogram] = [:]
         var listed = 0
         var reported = 0
         var lastSuccess: Double?
@@ -42,8 +64,13 @@ package final class RunMetrics: Sendable {
     }
 
     private let state = Mutex(State())
+    private let registry = PrometheusCollectorRegistry()
 
-    package init() {}
+    package init() {
+        // Every outcome is there from the start, at 0, so a rate() over it has a first sample.
+        for outcome in ["passed", "failed", "skipped"] { _ = files(outcome) }
+        _ = registry.makeCounter(descriptor: Self.sentBytes, labels: [])
+    }
 
     /// Files listed and not yet reported: the queue (walked but waiting, or set aside).
     package func listed(_ count: Int = 1) { state.withLock { $0.listed += count } }
@@ -59,77 +86,57 @@ package final class RunMetrics: Sendable {
     /// file's upload sent (0 when none).
     package func record(_ report: ItemReport, journalWritten: Bool = false, sentBytes: Int64 = 0) {
         let journalFailure = report.failures.first { $0.rule == .journal || $0.stage == "journal" }
+        files(report.status.rawValue).increment()
+        if report.status == .passed {
+            registry.makeCounter(descriptor: Self.sentBytes, labels: []).increment(by: sentBytes)
+        }
+        count(report.timings)
         state.withLock { state in
-            state.files[report.status.rawValue, default: 0] += 1
             state.reported += 1
-            if report.status == .passed {
-                state.lastSuccess = Date().timeIntervalSince1970
-                state.sentBytes += sentBytes
-            }
+            if report.status == .passed { state.lastSuccess = Date().timeIntervalSince1970 }
             if let journalFailure {
                 state.problem = "the journal cannot be written: \(journalFailure.message)"
             } else if journalWritten, state.problem?.hasPrefix("the journal") == true {
                 state.problem = nil
             }
-            RunMetrics.count(report.timings, into: &state)
         }
     }
 
+    private func files(_ outcome: String) -> Counter {
+        registry.makeCounter(descriptor: Self.files, labels: [("outcome", outcome)])
+    }
+
     /// Stage durations and requests from a report's timings (`FileTimings.json`).
-    private static func count(_ timings: JSONValue?, into state: inout State) {
+    private func count(_ timings: JSONValue?) {
         guard case .object(let object)? = timings else { return }
         if case .array(let stages)? = object["stages"] {
             for case .object(let stage) in stages {
                 guard case .string(let name)? = stage["stage"], let seconds = stage["seconds"]?.number else { continue }
-                var histogram = state.durations[name] ?? Histogram()
-                for (index, bound) in bounds.enumerated() where seconds <= bound { histogram.counts[index] += 1 }
-                histogram.sum += seconds
-                histogram.count += 1
-                state.durations[name] = histogram
+                registry.makeValueHistogram(descriptor: Self.durations, labels: [("stage", name)], buckets: Self.bounds)
+                    .record(seconds)
             }
         }
-        if case .array(let requests)? = object["requests"] {
-            for case .object(let request) in requests {
-                guard case .string(let stage)? = request["stage"] else { continue }
-                let status = request["status"]?.number.map { String(Int($0)) } ?? "error"
-                let key = Key(stage: stage, status: status)
-                state.requests[key, default: 0] += 1
-                let attempts = Int(request["attempts"]?.number ?? 1)
-                if attempts > 1 { state.retries[key, default: 0] += attempts - 1 }
+        guard case .array(let requests)? = object["requests"] else { return }
+        for case .object(let request) in requests {
+            guard case .string(let stage)? = request["stage"] else { continue }
+            let status = request["status"]?.number.map { String(Int($0)) } ?? "error"
+            let labels = [("stage", stage), ("status", status)]
+            registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
+            let attempts = Int(request["attempts"]?.number ?? 1)
+            if attempts > 1 {
+                registry.makeCounter(descriptor: Self.retries, labels: labels).increment(by: Int64(attempts - 1))
             }
         }
     }
 
-    /// The exposition text `/metrics` serves.
+    /// The exposition text `/metrics` serves: the gauges set from the state, then the registry's text.
     package func text() -> String {
         let state = state.withLock { $0 }
-        var out = PrometheusText()
-        out.family("ingest_files_total", "counter", "Files finished, by outcome.")
-        for outcome in state.files.keys.sorted() {
-            out.sample("ingest_files_total", ["outcome": outcome], Double(state.files[outcome] ?? 0))
-        }
-        out.family("ingest_sent_bytes_total", "counter", "Bytes of files uploaded (counted when the file passes).")
-        out.sample("ingest_sent_bytes_total", [:], Double(state.sentBytes))
-        out.family("ingest_requests_total", "counter", "Requests made, by stage and final HTTP status.")
-        for key in state.requests.keys.sorted() {
-            out.sample(
-                "ingest_requests_total", ["stage": key.stage, "status": key.status], Double(state.requests[key]!))
-        }
-        out.family("ingest_retries_total", "counter", "Attempts repeated, by stage and the request's final status.")
-        for key in state.retries.keys.sorted() {
-            out.sample("ingest_retries_total", ["stage": key.stage, "status": key.status], Double(state.retries[key]!))
-        }
-        out.family("ingest_stage_duration_seconds", "histogram", "Seconds one file spent in a stage.")
-        for stage in state.durations.keys.sorted() {
-            out.histogram(stage, state.durations[stage]!, bounds: RunMetrics.bounds)
-        }
-        out.family("ingest_queue_depth", "gauge", "Files listed and not finished yet.")
-        out.sample("ingest_queue_depth", [:], Double(max(0, state.listed - state.reported)))
-        out.family("ingest_last_success_timestamp_seconds", "gauge", "When a file last passed (Unix time; 0: never).")
-        out.sample("ingest_last_success_timestamp_seconds", [:], state.lastSuccess ?? 0)
-        out.family("ingest_healthy", "gauge", "1 while healthy (/healthz answers 200), else 0.")
-        out.sample("ingest_healthy", [:], state.problem == nil ? 1 : 0)
-        return out.text
+        registry.makeGauge(descriptor: Self.queueDepth, labels: []).set(
+            to: Double(max(0, state.listed - state.reported)))
+        registry.makeGauge(descriptor: Self.lastSuccess, labels: []).set(to: state.lastSuccess ?? 0)
+        registry.makeGauge(descriptor: Self.healthy, labels: []).set(to: state.problem == nil ? 1 : 0)
+        return registry.emitToString()
     }
 }
 

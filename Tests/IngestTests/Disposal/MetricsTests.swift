@@ -53,7 +53,7 @@ import Testing
         #expect(summary.passed == 2 && summary.failed == 1)
         #expect(Self.value(after.body, #"ingest_stage_duration_seconds_count{stage="upload"}"#) == 2)
         #expect(Self.value(after.body, #"ingest_stage_duration_seconds_count{stage="validate"}"#) == 3)
-        #expect(Self.value(after.body, #"ingest_stage_duration_seconds_bucket{le="+Inf",stage="upload"}"#) == 2)
+        #expect(Self.value(after.body, #"ingest_stage_duration_seconds_bucket{stage="upload",le="+Inf"}"#) == 2)
         #expect(Self.value(after.body, "ingest_sent_bytes_total") == 7, "hello + hi")
         #expect(Self.value(after.body, "ingest_queue_depth") == 0)
         #expect((Self.value(after.body, "ingest_last_success_timestamp_seconds") ?? 0) > 1_700_000_000)

@@ -1,5 +1,4 @@
 import IngestCore
-import IngestTemplates
 import IngestNative
 import Foundation
 

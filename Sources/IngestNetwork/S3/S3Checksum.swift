@@ -1,5 +1,4 @@
 import IngestCore
-import IngestTemplates
 import Crypto
 import Foundation
 import IngestNative

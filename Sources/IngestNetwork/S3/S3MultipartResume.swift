@@ -1,5 +1,4 @@
 import IngestCore
-import IngestTemplates
 import Foundation
 import IngestNative
 

@@ -1,9 +1,4 @@
 import IngestCore
-import IngestMedia
-import IngestTemplates
-import IngestJournal
-import IngestStages
-import IngestConfig
 import Foundation
 import IngestNative
 import Synchronization

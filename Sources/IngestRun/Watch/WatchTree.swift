@@ -1,9 +1,5 @@
-import IngestCore
-import IngestMedia
-import IngestTemplates
-import IngestJournal
-import IngestStages
 import IngestConfig
+import IngestCore
 import Foundation
 import IngestNative
 

@@ -1,8 +1,4 @@
 import IngestCore
-import IngestMedia
-import IngestTemplates
-import IngestNetwork
-import IngestJournal
 import Crypto
 import Foundation
 import IngestNative

@@ -1,8 +1,5 @@
 import IngestCore
-import IngestMedia
-import IngestTemplates
 import IngestNetwork
-import IngestJournal
 import Foundation
 import IngestNative
 

@@ -1,8 +1,6 @@
 import IngestCore
-import IngestMedia
-import IngestTemplates
 import IngestNetwork
-import IngestJournal
+import IngestTemplates
 import Foundation
 import IngestNative
 

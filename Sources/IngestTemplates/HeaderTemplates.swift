@@ -13,11 +13,7 @@ package struct HeaderTemplates: OptionValue, Sendable, Equatable {
     package init() {}
 
     package init(from node: ConfigNode) throws {
-        guard case .mapping(let pairs) = node.kind else {
-            if node.isNull { return }
-            throw node.error("expected a mapping of header names to values, found \(node.kindDescription)")
-        }
-        entries = try pairs.map { pair in
+        entries = try node.mappingPairs(of: "header names to values").map { pair in
             let name = try String(from: pair.key)
             if name.isEmpty || name.contains(where: { $0 == ":" || $0.isWhitespace }) {
                 throw pair.key.error("\(ConfigNode.echo(name)) is not a header name")

@@ -17,6 +17,11 @@ enum CLINumber {
     static let workers = 1...Pipeline.maxConcurrency
     /// Seconds a probe may take (`--timeout`, `--probe-timeout`): a millisecond to a day.
     static let probeSeconds = 0.001...86400.0
+    /// The help of `--timeout` (probe) and `--probe-timeout` (run, watch): one text for one number.
+    static var probeTimeoutHelp: ArgumentHelp {
+        ArgumentHelp(
+            "Seconds one file's probe may take before it fails (0.001 to 86400; default: 10).", valueName: "seconds")
+    }
     /// Seconds a PostgreSQL lease lasts.
     static let leaseSeconds = 1.0...86400.0
 

@@ -84,3 +84,16 @@ enum ExitStatus: Int32, Error {
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((Redaction.text(text) + "\n").utf8))
 }
+
+/// Runs `body`; a `Failure` it throws is said on standard error after `prefix` (`ingest presign: …`) and ends the
+/// command with `status`. Other errors go through as they are.
+func exiting<Result, Failure: Error>(
+    _ status: ExitStatus, on _: Failure.Type, saying prefix: String, _ body: () throws -> Result
+) throws -> Result {
+    do {
+        return try body()
+    } catch let error as Failure {
+        printError("\(prefix): \(error)")
+        throw status
+    }
+}

@@ -18,13 +18,10 @@ struct JournalLocation: ParsableArguments {
     /// Opens the journal for reading only: a run may be writing it at the same time. One that cannot be opened is
     /// said on standard error, and the command exits with code 3.
     func open() throws -> any JournalStore {
-        do {
+        try exiting(.internalError, on: JournalError.self, saying: "ingest") {
             if let journal, PostgresJournal.isURL(journal) { return try PostgresJournal(url: journal, writer: false) }
             return try SQLiteJournal(
                 path: journal ?? JournalOptions.defaultPath(workDirectory: workDir), writer: false, create: false)
-        } catch let error as JournalError {
-            printError("ingest: \(error)")
-            throw ExitStatus.internalError
         }
     }
 }

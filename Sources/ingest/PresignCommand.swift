@@ -69,7 +69,7 @@ struct PresignOptions: ParsableArguments {
     /// Credentials, region and endpoint; a missing variable is a usage error (exit 2) that names it.
     func presigner() throws -> (S3Presigner, S3Location, Date) {
         let environment = ProcessInfo.processInfo.environment
-        return try exitUsageOnS3Error("ingest presign") {
+        return try exiting(.usage, on: S3Error.self, saying: "ingest presign") {
             let credentials = try AWSCredentials.fromEnvironment(environment)
             let region = try region ?? AWSCredentials.region(from: environment)
             let endpoint = try S3Endpoint(region: region, url: endpoint, pathStyle: pathStyle)
@@ -79,17 +79,6 @@ struct PresignOptions: ParsableArguments {
                 try S3Location(parsing: location), signingDate
             )
         }
-    }
-}
-
-/// Runs `body`; an `S3Error` (a missing variable, a location or signing request S3 would refuse) is printed under
-/// `command`'s name and is a usage error (exit 2).
-private func exitUsageOnS3Error<Result>(_ command: String, _ body: () throws -> Result) throws -> Result {
-    do {
-        return try body()
-    } catch let error as S3Error {
-        printError("\(command): \(error)")
-        throw ExitStatus.usage
     }
 }
 
@@ -109,7 +98,7 @@ struct PresignPutCommand: ParsableCommand {
     func run() throws {
         let (presigner, location, date) = try options.presigner()
         let headers = options.contentType.map { [("Content-Type", $0)] } ?? []
-        let url = try exitUsageOnS3Error("ingest presign put") {
+        let url = try exiting(.usage, on: S3Error.self, saying: "ingest presign put") {
             try presigner.presignedURL(
                 method: "PUT", location: location, expires: options.expires, headers: headers, date: date)
         }
@@ -179,7 +168,7 @@ struct PresignPostCommand: ParsableCommand {
         let key: S3Presigner.KeyRule =
             startsWith.map { .startsWith($0, keyField: location.key.isEmpty ? $0 + "${filename}" : location.key) }
             ?? .exactly(location.key)
-        let post = try exitUsageOnS3Error("ingest presign post") {
+        let post = try exiting(.usage, on: S3Error.self, saying: "ingest presign post") {
             try presigner.presignedPost(
                 bucket: location.bucket, key: key, contentType: options.contentType.map { .exactly($0) },
                 contentLengthRange: contentLengthRange.flatMap(PresignPostCommand.parseRange),

@@ -21,8 +21,7 @@ struct ProbeCommand: ParsableCommand {
 
     @Option(
         name: .long, parsing: .unconditional,
-        help: ArgumentHelp(
-            "Seconds one file's probe may take before it fails (0.001 to 86400; default: 10).", valueName: "seconds"),
+        help: CLINumber.probeTimeoutHelp,
         transform: { try CLINumber.seconds($0, "--timeout", CLINumber.probeSeconds) })
     var timeout: Double = 10
 

@@ -50,8 +50,7 @@ struct RunOptions: ParsableArguments {
 
     @Option(
         name: .long, parsing: .unconditional,
-        help: ArgumentHelp(
-            "Seconds one file's probe may take before it fails (0.001 to 86400; default: 10).", valueName: "seconds"),
+        help: CLINumber.probeTimeoutHelp,
         transform: { try CLINumber.seconds($0, "--probe-timeout", CLINumber.probeSeconds) })
     var probeTimeout: Double = 10
 

@@ -113,16 +113,15 @@ public enum JSONValue: Equatable, Sendable {
 
     package static func writeString(_ s: String, to out: inout String) {
         out += "\""
-        for scalar in s.unicodeScalars {
+        out.append(s) { scalar in
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+            case "\"": "\\\""
+            case "\\": "\\\\"
+            case "\n": "\\n"
+            case "\r": "\\r"
+            case "\t": "\\t"
+            case _ where scalar.value < 0x20: String(format: "\\u%04x", scalar.value)
+            default: nil
             }
         }
         out += "\""

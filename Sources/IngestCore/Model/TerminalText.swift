@@ -7,25 +7,20 @@ package enum TerminalText {
     /// backslash doubled so an escape cannot be forged either; everything else unchanged.
     package static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
-        var out = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            guard needsEscape(scalar) else {
-                out.append(scalar)
-                continue
-            }
-            let escape: String
+        var out = ""
+        out.append(text) { scalar in
+            guard needsEscape(scalar) else { return nil }
             switch scalar {
-            case "\n": escape = "\\n"
-            case "\r": escape = "\\r"
-            case "\t": escape = "\\t"
-            case "\\": escape = "\\\\"
+            case "\n": return "\\n"
+            case "\r": return "\\r"
+            case "\t": return "\\t"
+            case "\\": return "\\\\"
             default:
                 let hex = String(scalar.value, radix: 16)
-                escape = "\\x" + (hex.count < 2 ? "0" + hex : hex)
+                return "\\x" + (hex.count < 2 ? "0" + hex : hex)
             }
-            out.append(contentsOf: escape.unicodeScalars)
         }
-        return String(out)
+        return out
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {

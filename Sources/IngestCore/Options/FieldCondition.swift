@@ -12,12 +12,8 @@ package struct FieldCondition: OptionValue, Sendable, Equatable, CustomStringCon
     package init() {}
 
     package init(from node: ConfigNode) throws {
-        guard case .mapping(let pairs) = node.kind, !pairs.isEmpty else {
-            throw node.error(
-                "expected a mapping of answer fields to the values that end the wait (fields.status: [completed, "
-                    + "failed]), found \(node.kindDescription)")
-        }
-        entries = try pairs.map { pair in
+        let what = "answer fields to the values that end the wait (fields.status: [completed, failed])"
+        entries = try node.mappingPairs(of: what, nonEmpty: true).map { pair in
             let path = try String(from: pair.key)
             if path.isEmpty || path.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
                 throw pair.key.error("'\(path)' is not a dotted field path such as fields.status")

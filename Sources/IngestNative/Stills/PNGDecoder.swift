@@ -27,7 +27,7 @@ package enum PNGDecoder {
         context.pointer.pointee.thread_count = 1
         try ffmpegCall("avcodec_open2") { avcodec_open2(context.pointer, codec, nil) }
 
-        let packet = try Packet()
+        let packet = try MediaPacket()
         try ffmpegCall("av_new_packet") { av_new_packet(packet.pointer, Int32(png.count)) }
         guard let data = packet.pointer.pointee.data else {
             throw FFmpegError(call: "av_new_packet", code: .outOfMemory)
@@ -38,7 +38,7 @@ package enum PNGDecoder {
         try ffmpegCall("avcodec_send_packet") { avcodec_send_packet(context.pointer, packet.pointer) }
         // Flush: the decoder hands out its frame at once for PNG, but draining is the contract.
         _ = avcodec_send_packet(context.pointer, nil)
-        let frame = try Frame()
+        let frame = try MediaFrame()
         try ffmpegCall("avcodec_receive_frame") { avcodec_receive_frame(context.pointer, frame.pointer) }
 
         let width = Int(frame.pointer.pointee.width)
@@ -109,31 +109,5 @@ private final class CodecContext {
     deinit {
         var optional: UnsafeMutablePointer<AVCodecContext>? = pointer
         avcodec_free_context(&optional)
-    }
-}
-
-/// Owns an `AVPacket` (`av_packet_alloc` / `av_packet_free`).
-private final class Packet {
-    var pointer: UnsafeMutablePointer<AVPacket>
-    init() throws {
-        guard let pointer = av_packet_alloc() else { throw FFmpegError(call: "av_packet_alloc", code: .outOfMemory) }
-        self.pointer = pointer
-    }
-    deinit {
-        var optional: UnsafeMutablePointer<AVPacket>? = pointer
-        av_packet_free(&optional)
-    }
-}
-
-/// Owns an `AVFrame` (`av_frame_alloc` / `av_frame_free`).
-private final class Frame {
-    var pointer: UnsafeMutablePointer<AVFrame>
-    init() throws {
-        guard let pointer = av_frame_alloc() else { throw FFmpegError(call: "av_frame_alloc", code: .outOfMemory) }
-        self.pointer = pointer
-    }
-    deinit {
-        var optional: UnsafeMutablePointer<AVFrame>? = pointer
-        av_frame_free(&optional)
     }
 }

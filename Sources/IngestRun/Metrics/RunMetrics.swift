@@ -10,48 +10,26 @@ package final class RunMetrics: Sendable {
     /// Upper bounds (seconds) of the stage duration histogram's buckets.
     static let bounds: [Double] = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600]
 
-    static var files: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "ingest_files", unitName: "total", helpText: "Files finished, by outcome.")
-    }
+    /// The series served: name, unit and help text, in one table.
+    enum Series {
+        case files, sentBytes, requests, retries, durations, queueDepth, lastSuccess, healthy
 
-    static var sentBytes: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "ingest_sent_bytes", unitName: "total",
-            helpText: "Bytes of files uploaded (counted when one passes).")
-    }
-
-    static var requests: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "ingest_requests", unitName: "total", helpText: "Requests made, by stage and final HTTP status."
-        )
-    }
-
-    static var retries: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "ingest_retries", unitName: "total",
-            helpText: "Attempts repeated, by stage and the request's final status.")
-    }
-
-    static var durations: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "ingest_stage_duration", unitName: "seconds", helpText: "Seconds one file spent in a stage.")
-    }
-
-    static var queueDepth: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "ingest_queue_depth", unitName: "", helpText: "Files listed and not finished yet.")
-    }
-
-    static var lastSuccess: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "ingest_last_success_timestamp", unitName: "seconds",
-            helpText: "When a file last passed (Unix time; 0: never).")
-    }
-
-    static var healthy: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "ingest_healthy", unitName: "", helpText: "1 while healthy (/healthz answers 200), else 0.")
+        var descriptor: MetricNameDescriptor {
+            let (name, unit, help): (String, String, String) =
+                switch self {
+                case .files: ("ingest_files", "total", "Files finished, by outcome.")
+                case .sentBytes: ("ingest_sent_bytes", "total", "Bytes of files uploaded (counted when one passes).")
+                case .requests: ("ingest_requests", "total", "Requests made, by stage and final HTTP status.")
+                case .retries:
+                    ("ingest_retries", "total", "Attempts repeated, by stage and the request's final status.")
+                case .durations: ("ingest_stage_duration", "seconds", "Seconds one file spent in a stage.")
+                case .queueDepth: ("ingest_queue_depth", "", "Files listed and not finished yet.")
+                case .lastSuccess:
+                    ("ingest_last_success_timestamp", "seconds", "When a file last passed (Unix time; 0: never).")
+                case .healthy: ("ingest_healthy", "", "1 while healthy (/healthz answers 200), else 0.")
+                }
+            return MetricNameDescriptor(metricName: name, unitName: unit, helpText: help)
+        }
     }
 
     /// What the registry's counters do not hold: the queue's two ends, the last success and the health.
@@ -68,8 +46,8 @@ package final class RunMetrics: Sendable {
 
     package init() {
         // Every outcome is there from the start, at 0, so a rate() over it has a first sample.
-        for outcome in ["passed", "failed", "skipped"] { _ = files(outcome) }
-        _ = registry.makeCounter(descriptor: Self.sentBytes, labels: [])
+        for outcome in ["passed", "failed", "skipped"] { _ = counter(.files, [("outcome", outcome)]) }
+        _ = counter(.sentBytes)
     }
 
     /// Files listed and not yet reported: the queue (walked but waiting, or set aside).
@@ -86,9 +64,9 @@ package final class RunMetrics: Sendable {
     /// file's upload sent (0 when none).
     package func record(_ report: ItemReport, journalWritten: Bool = false, sentBytes: Int64 = 0) {
         let journalFailure = report.failures.first { $0.rule == .journal || $0.stage == "journal" }
-        files(report.status.rawValue).increment()
+        counter(.files, [("outcome", report.status.rawValue)]).increment()
         if report.status == .passed {
-            registry.makeCounter(descriptor: Self.sentBytes, labels: []).increment(by: sentBytes)
+            counter(.sentBytes).increment(by: sentBytes)
         }
         count(report.timings)
         state.withLock { state in
@@ -102,9 +80,12 @@ package final class RunMetrics: Sendable {
         }
     }
 
-    private func files(_ outcome: String) -> Counter {
-        registry.makeCounter(descriptor: Self.files, labels: [("outcome", outcome)])
+    /// The registry's counter of `series` with these labels (made on first use).
+    private func counter(_ series: Series, _ labels: [(String, String)] = []) -> Counter {
+        registry.makeCounter(descriptor: series.descriptor, labels: labels)
     }
+
+    private func gauge(_ series: Series) -> Gauge { registry.makeGauge(descriptor: series.descriptor, labels: []) }
 
     /// Stage durations and requests from a report's timings (`FileTimings.json`).
     private func count(_ timings: JSONValue?) {
@@ -112,8 +93,10 @@ package final class RunMetrics: Sendable {
         if case .array(let stages)? = object["stages"] {
             for case .object(let stage) in stages {
                 guard case .string(let name)? = stage["stage"], let seconds = stage["seconds"]?.number else { continue }
-                registry.makeValueHistogram(descriptor: Self.durations, labels: [("stage", name)], buckets: Self.bounds)
-                    .record(seconds)
+                registry.makeValueHistogram(
+                    descriptor: Series.durations.descriptor, labels: [("stage", name)], buckets: Self.bounds
+                )
+                .record(seconds)
             }
         }
         guard case .array(let requests)? = object["requests"] else { return }
@@ -121,10 +104,10 @@ package final class RunMetrics: Sendable {
             guard case .string(let stage)? = request["stage"] else { continue }
             let status = request["status"]?.number.map { String(Int($0)) } ?? "error"
             let labels = [("stage", stage), ("status", status)]
-            registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
+            counter(.requests, labels).increment()
             let attempts = Int(request["attempts"]?.number ?? 1)
             if attempts > 1 {
-                registry.makeCounter(descriptor: Self.retries, labels: labels).increment(by: Int64(attempts - 1))
+                counter(.retries, labels).increment(by: Int64(attempts - 1))
             }
         }
     }
@@ -132,10 +115,9 @@ package final class RunMetrics: Sendable {
     /// The exposition text `/metrics` serves: the gauges set from the state, then the registry's text.
     package func text() -> String {
         let state = state.withLock { $0 }
-        registry.makeGauge(descriptor: Self.queueDepth, labels: []).set(
-            to: Double(max(0, state.listed - state.reported)))
-        registry.makeGauge(descriptor: Self.lastSuccess, labels: []).set(to: state.lastSuccess ?? 0)
-        registry.makeGauge(descriptor: Self.healthy, labels: []).set(to: state.problem == nil ? 1 : 0)
+        gauge(.queueDepth).set(to: Double(max(0, state.listed - state.reported)))
+        gauge(.lastSuccess).set(to: state.lastSuccess ?? 0)
+        gauge(.healthy).set(to: state.problem == nil ? 1 : 0)
         return registry.emitToString()
     }
 }

@@ -317,26 +317,6 @@ final class JUnitReportWriter: ReportWriter {
     }
 }
 
-/// Text safe inside XML attributes and elements; characters XML 1.0 forbids become U+FFFD.
-func xmlEscape(_ text: String) -> String {
-    var out = ""
-    out.reserveCapacity(text.utf8.count)
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "'": out += "&apos;"
-        case "\n", "\r", "\t": out.unicodeScalars.append(scalar)
-        case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
-            out += "\u{FFFD}"
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out
-}
-
 extension ItemReport {
     /// A few words on what the stages found (`mov 2.00s 320×240 h264+aac geohash u6sce0`), as the table shows it.
     package var summaryText: String { TableReportWriter.summary(of: facts) }

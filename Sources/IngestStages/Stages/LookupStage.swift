@@ -138,11 +138,9 @@ package struct TemplateMap: OptionValue, Sendable, Equatable {
     package init() {}
 
     package init(from node: ConfigNode) throws {
-        guard case .mapping(let pairs) = node.kind else {
-            if node.isNull { return }
-            throw node.error("expected a mapping of names to templates, found \(node.kindDescription)")
+        entries = try node.mappingPairs(of: "names to templates").map {
+            Entry(name: try String(from: $0.key), value: try Template(from: $0.value))
         }
-        entries = try pairs.map { Entry(name: try String(from: $0.key), value: try Template(from: $0.value)) }
     }
 
     package static var jsonSchema: JSONValue {
@@ -185,12 +183,7 @@ package struct PatternMap: OptionValue, Sendable, Equatable {
     package init() {}
 
     package init(from node: ConfigNode) throws {
-        guard case .mapping(let pairs) = node.kind else {
-            if node.isNull { return }
-            throw node.error(
-                "expected a mapping of names to `uuid` or a regular expression, found \(node.kindDescription)")
-        }
-        entries = try pairs.map { pair in
+        entries = try node.mappingPairs(of: "names to `uuid` or a regular expression").map { pair in
             let text = try String(from: pair.value)
             do {
                 return Entry(name: try String(from: pair.key), pattern: try ValuePattern(text))

@@ -39,10 +39,7 @@ package struct SaveStage: Stage {
         package init() {}
 
         package init(from node: ConfigNode) throws {
-            guard case .mapping(let pairs) = node.kind, !pairs.isEmpty else {
-                throw node.error(
-                    "expected a mapping of file names to { url: … } or { json: … }, found \(node.kindDescription)")
-            }
+            let pairs = try node.mappingPairs(of: "file names to { url: … } or { json: … }", nonEmpty: true)
             entries = try pairs.map { Entry(name: try Template(from: $0.key), source: try Source(from: $0.value)) }
         }
 

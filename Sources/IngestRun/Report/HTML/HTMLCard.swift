@@ -85,23 +85,3 @@ enum HTMLCard {
 
     private static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 }
-
-/// Text safe in HTML elements and double- or single-quoted attributes; C0 controls other than tab and newline
-/// (which HTML forbids) become U+FFFD.
-func htmlEscape(_ text: String) -> String {
-    var out = ""
-    out.reserveCapacity(text.utf8.count)
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "'": out += "&#39;"
-        case "\n", "\t": out.unicodeScalars.append(scalar)
-        case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): out += "\u{FFFD}"
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out
-}

@@ -12,6 +12,8 @@ POST /_faults replaces the list (JSON), each fault used `times` times (1 unless 
                            once N more PATCHes were answered 204, the upload they went to expires: it is removed,
                            and every later request for it is answered `status` (410 Gone, 404, or 403 as some
                            servers do).
+  {"action": "without", "extension": "termination"}
+                           OPTIONS does not list that extension (a server without termination: no DELETE expected).
 """
 import json
 
@@ -57,7 +59,9 @@ async def answer_expired(scope, receive, send):
 
 
 def wrap(scope, headers, receive, send):
-    """The (receive, send) a PATCH goes on with, through the faults that apply to it."""
+    """The (receive, send) a request goes on with, through the faults that apply to it."""
+    if scope["method"] == "OPTIONS":
+        return receive, without_extensions(send, [f["extension"] for f in FAULTS if f["action"] == "without"])
     if scope["method"] != "PATCH":
         return receive, send
     if take("corrupt"):
@@ -68,6 +72,19 @@ def wrap(scope, headers, receive, send):
         if fault["action"] == "expire" and fault.get("times", 1) > 0:
             send = expiring(send, fault, upload_id(scope))
     return receive, send
+
+
+def without_extensions(send, names):
+    """The OPTIONS answer's Tus-Extension without `names`: a server that does not offer them."""
+
+    async def sending(message):
+        if message["type"] == "http.response.start" and names:
+            listed = lambda value: ",".join(e for e in value.decode().split(",") if e.strip() not in names).encode()
+            headers = [(k, listed(v) if k.lower() == b"tus-extension" else v) for k, v in message.get("headers", [])]
+            message = dict(message, headers=headers)
+        await send(message)
+
+    return sending
 
 
 def corrupted(receive):

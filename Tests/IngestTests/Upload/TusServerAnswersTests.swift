@@ -142,6 +142,23 @@ import Testing
         #expect(try server.uploads().isEmpty)
     }
 
+    /// A server that does not offer termination (its `OPTIONS` lists no `termination`) gets no `DELETE` for a file
+    /// that fails for good; the same failure on a server that offers it does (`TusUploadTests`).
+    @Test func noDeleteWhereTheServerDoesNotOfferTermination() throws {
+        let server = try TusServer(maxPatchBytes: 100_000)
+        defer { server.stop() }
+        let folder = try TemporaryFolder("tus-no-termination")
+        defer { folder.remove() }
+        try writeRandomFile(folder.path + "/in/a.bin", size: 300_000, seed: 67)
+        let pipeline = try pipeline(folder, server, chunk: "128KiB")
+        try server.setFaults(#"[{"action": "without", "extension": "termination"}]"#)
+        let (result, reports) = try run(pipeline, in: folder)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect("\(reports)".contains("413"), "\(reports)")
+        let stats = try server.stats()
+        #expect(stats.answers["PATCH 413"] == 1 && stats.requests["DELETE"] == nil, "\(stats.requests)")
+    }
+
     /// The upload expires after its first piece (the server answers 404 or 410 from then on): the client creates
     /// a new upload in the same run and sends the whole file to it.
     @Test(arguments: [404, 410]) func anUploadThatExpiresMidRunStartsOver(status: Int) throws {

@@ -10,9 +10,10 @@ worked around here, never in the client:
   - HEAD echoes Upload-Metadata values as Python bytes reprs (b'...'): nothing here reads them back;
   - a cut PATCH is answered 460 (to nobody) instead of being left alone: harmless, the client is gone.
 Test-only additions: GET /_stats (bytes of PATCH bodies received, requests by method, answers by method and status,
-terminated uploads, checksums checked, PATCHes carrying Upload-Checksum, requests carrying Authorization), POST /_faults (a PATCH cut half way, a
-corrupted PATCH, an upload that expires, an extension left out of OPTIONS: see tus_faults.py), POST /_forget/<id> (the upload expires: later requests
-get 404), and --max-patch-bytes N (a PATCH body over N is refused with 413, as proxies and some servers do).
+terminated uploads, checksums checked, PATCHes carrying Upload-Checksum, requests carrying Authorization),
+POST /_faults (a PATCH cut half way, a corrupted PATCH, an upload that expires, an extension left out of OPTIONS:
+see tus_faults.py), POST /_forget/<id> (the upload expires: later requests get 404), and --max-patch-bytes N (a
+PATCH body over N is refused with 413, as proxies and some servers do).
 
 Usage: tus_server.py --store DIR --port-file FILE [--checksum] [--max-patch-bytes N]
 """

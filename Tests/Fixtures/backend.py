@@ -67,6 +67,8 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "gate", "file": PATH}                          hold it until PATH exists (see gate.py)
   {"action": "stream", ...}, {"action": "never_answer", ...}  an answer that drips for ever, a huge or deeply
                                                             nested one, or none at all: see slow_answers.py
+  {"action": "tamper", "header"|"element": NAME, "value": V}  proxied, S3's answer with that checksum replaced
+                                                            (see tampered_answers.py)
   {"action": "echo", "status": 403}                         refuse with an S3/GCS-style XML error whose Message
                                                             quotes the request line and its Authorization header (as
                                                             servers quoting a signed URL back do): a leak test's bait
@@ -107,6 +109,7 @@ import gate
 import signed_urls
 import url_echo
 import slow_answers
+import tampered_answers
 
 SECRET = b"fixture-signing-key"
 SCHEME = "http"
@@ -444,7 +447,8 @@ class Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if UPSTREAM is None or path.startswith(FIXTURE_ROUTES):
             return False
-        if self.apply_fault(take_fault(self.command, path)):
+        fault = take_fault(self.command, path)
+        if self.apply_fault(fault):
             return True
         connection = http.client.HTTPConnection(UPSTREAM, timeout=60)
         connection.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
@@ -463,8 +467,11 @@ class Handler(BaseHTTPRequestHandler):
         answer = connection.getresponse()
         body = answer.read()
         connection.close()
+        headers = answer.getheaders()
+        if fault and fault.get("action") == "tamper":  # see tampered_answers.py
+            headers, body = tampered_answers.tamper(fault, headers, body)
         self.send_response(answer.status)
-        for name, value in answer.getheaders():
+        for name, value in headers:
             if name.lower() not in ("connection", "keep-alive", "transfer-encoding", "content-length"):
                 self.send_header(name, value)
         # A HEAD answer has no body but the object's length, which the client compares.

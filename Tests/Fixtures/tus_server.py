@@ -9,9 +9,11 @@ worked around here, never in the client:
     --checksum this module adds the extension and checks the header itself (460 on a mismatch, the bytes dropped);
   - HEAD echoes Upload-Metadata values as Python bytes reprs (b'...'): nothing here reads them back;
   - a cut PATCH is answered 460 (to nobody) instead of being left alone: harmless, the client is gone.
-Test-only additions: GET /_stats (bytes of PATCH bodies received, requests by method, terminated uploads, checksums
-checked), POST /_forget/<id> (the upload expires: later requests get 404), and --max-patch-bytes N (a PATCH body
-over N is refused with 413, as proxies and some servers do).
+Test-only additions: GET /_stats (bytes of PATCH bodies received, requests by method, answers by method and status,
+terminated uploads, checksums checked, PATCHes carrying Upload-Checksum, requests carrying Authorization),
+POST /_faults (a PATCH cut half way, a corrupted PATCH, an upload that expires, an extension left out of OPTIONS:
+see tus_faults.py), POST /_forget/<id> (the upload expires: later requests get 404), and --max-patch-bytes N (a
+PATCH body over N is refused with 413, as proxies and some servers do).
 
 Usage: tus_server.py --store DIR --port-file FILE [--checksum] [--max-patch-bytes N]
 """
@@ -28,7 +30,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi_tusd import TusRouter
 
+import tus_faults
+
 STATS = {"patch_bytes": 0, "requests": {}, "deleted": [], "checksums": 0, "checksum_failures": 0}
+# PATCHes carrying Upload-Checksum; "METHOD status" -> count; requests carrying Authorization, by method
+STATS.update(checksum_headers=0, answers={}, authorized={})
 
 
 def make_app(store, port, checksum, max_patch_bytes):
@@ -38,6 +44,7 @@ def make_app(store, port, checksum, max_patch_bytes):
         TusRouter.tus_checksum_algorithm = "sha1,md5"
     router = TusRouter(store_dir=store, location=f"http://127.0.0.1:{port}/files", prefix="/files")
     app.include_router(router)
+    tus_faults.install(app, router.datastore)
 
     @app.get("/_stats")
     async def stats():
@@ -49,6 +56,18 @@ def make_app(store, port, checksum, max_patch_bytes):
         return Response(status_code=204)
 
     return CountingMiddleware(app, checksum, max_patch_bytes)
+
+
+def counting_answers(method, send):
+    """Counts the answers the client gets, by method and status (`PATCH 409` …)."""
+
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            name = "%s %s" % (method, message.get("status") or 204)
+            STATS["answers"][name] = STATS["answers"].get(name, 0) + 1
+        await send(message)
+
+    return sending
 
 
 def with_status(send):
@@ -74,6 +93,12 @@ class CountingMiddleware:
         method = scope["method"]
         STATS["requests"][method] = STATS["requests"].get(method, 0) + 1
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        STATS["checksum_headers"] += "upload-checksum" in headers
+        STATS["authorized"][method] = STATS["authorized"].get(method, 0) + ("authorization" in headers)
+        send = counting_answers(method, send)
+        if await tus_faults.answer_expired(scope, receive, send):
+            return
+        receive, send = tus_faults.wrap(scope, headers, receive, send)
         if method == "DELETE":
             STATS["deleted"].append(scope["path"].rsplit("/", 1)[-1])
         if method == "OPTIONS":

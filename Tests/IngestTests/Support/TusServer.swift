@@ -52,6 +52,11 @@ final class TusServer {
         var requests: [String: Int]
         var deleted: [String]
         var checksums: Int
+        /// PATCHes that carried `Upload-Checksum`, and the answers the client got, as "PATCH 409" → count.
+        var checksumHeaders = 0
+        var answers: [String: Int] = [:]
+        /// Requests that carried an `Authorization` header, by method.
+        var authorized: [String: Int] = [:]
     }
 
     func stats() throws -> Stats {
@@ -59,10 +64,23 @@ final class TusServer {
         guard case .success(let response) = result, response.status == 200,
             let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
         else { throw FixtureError(message: "GET /_stats failed: \(result)") }
-        return Stats(
+        var stats = Stats(
             patchBytes: (object["patch_bytes"] as? NSNumber)?.int64Value ?? -1,
             requests: object["requests"] as? [String: Int] ?? [:], deleted: object["deleted"] as? [String] ?? [],
             checksums: object["checksums"] as? Int ?? -1)
+        stats.checksumHeaders = object["checksum_headers"] as? Int ?? -1
+        stats.answers = object["answers"] as? [String: Int] ?? [:]
+        stats.authorized = object["authorized"] as? [String: Int] ?? [:]
+        return stats
+    }
+
+    /// Replaces the server's faults (Tests/Fixtures/tus_faults.py): `cut`, `corrupt`, `expire`.
+    func setFaults(_ json: String) throws {
+        let result = HTTPClient.shared.perform(
+            HTTPRequest(method: "POST", url: "http://127.0.0.1:\(port)/_faults", body: .bytes(Array(json.utf8))))
+        guard case .success(let response) = result, response.status == 204 else {
+            throw FixtureError(message: "POST /_faults failed: \(result)")
+        }
     }
 
     /// The upload expires on the server: later requests for it get 404.
@@ -72,6 +90,13 @@ final class TusServer {
         guard case .success(let response) = result, response.status == 204 else {
             throw FixtureError(message: "POST /_forget failed: \(result)")
         }
+    }
+
+    /// The `Upload-Metadata` the server keeps for upload `id` (values decoded).
+    func metadata(_ id: String) throws -> [String: String] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: store + "/" + id + ".info"))
+        let info = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        return info?["metadata"] as? [String: String] ?? [:]
     }
 
     /// The uploads the server holds: id → (filename from the metadata, offset, stored bytes' path).

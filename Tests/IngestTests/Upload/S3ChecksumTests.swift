@@ -133,6 +133,9 @@ import Testing
         let notVerified = "x-amz-checksum-crc64nvme not verified: the store returned no CRC64NVME checksum"
         #expect(
             result.stderr.contains("PUT \(moto.endpoint)/\(bucket)/m/small.bin: \(notVerified)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("CompleteMultipartUpload \(moto.endpoint)/\(bucket)/m/big.bin: \(notVerified)"),
+            "\(result.stderr)")
         #expect(!result.stderr.contains("the store verified"), "\(result.stderr)")
     }
 }

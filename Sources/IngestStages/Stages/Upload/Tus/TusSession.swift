@@ -1,4 +1,5 @@
 import IngestCore
+import IngestJournal
 import IngestNetwork
 import Foundation
 import IngestNative
@@ -22,7 +23,9 @@ struct TusSession {
     private(set) var resumedFrom: Int64 = 0
     private(set) var sent: Int64 = 0
 
-    var journalKey: String { TusJournalEntry.key(endpoint: endpoint, path: file.path) }
+    /// Names the file by its absolute path, as the journal names it (not as the input was typed): a run started
+    /// from another folder, or another worker of a shared journal, finds the same upload.
+    var journalKey: String { TusJournalEntry.key(endpoint: endpoint, path: JournalRecord.canonicalRoot(file.path)) }
 
     init(
         options: UploadStage.Options, limiter: RateLimiter?, context: StageContext, item: Item, endpoint: String,

@@ -112,16 +112,22 @@ extension Pipeline {
         guard errors.isEmpty else {
             return DecodedFile(stages: file.stages.entries, errors: errors, unsetVariables: excused)
         }
-        var pipeline = Pipeline(
-            version: file.version.value, name: file.name, input: file.input.spec,
-            concurrency: file.concurrency, stages: file.stages.stages, source: source,
-            dedupe: file.dedupe?.key, maxWorkBytes: file.maxWorkBytes?.bytes,
-            configHash: ConfigDigest.hash(document.root))
-        pipeline.disposal = Disposal(onSuccess: file.onSuccess?.success, onFailureMoveTo: file.onFailure?.moveTo)
-        pipeline.settle = file.settle?.seconds
-        pipeline.bandwidth = file.bwlimit
         return DecodedFile(
-            pipeline: pipeline, stages: file.stages.entries, errors: [], unsetVariables: excused, yaml: yaml)
+            pipeline: file.pipeline(source: source, configHash: ConfigDigest.hash(document.root)),
+            stages: file.stages.entries, errors: [], unsetVariables: excused, yaml: yaml)
+    }
+}
+
+extension PipelineFileOptions {
+    /// The plan the decoded file describes, with the stages that decoded and were not left out.
+    func pipeline(source: String, configHash: String) -> Pipeline {
+        var pipeline = Pipeline(
+            version: version.value, name: name, input: input.spec, concurrency: concurrency, stages: stages.stages,
+            source: source, dedupe: dedupe?.key, maxWorkBytes: maxWorkBytes?.bytes, configHash: configHash)
+        pipeline.disposal = Disposal(onSuccess: onSuccess?.success, onFailureMoveTo: onFailure?.moveTo)
+        pipeline.settle = settle?.seconds
+        pipeline.bandwidth = bwlimit
+        return pipeline
     }
 }
 

@@ -65,10 +65,10 @@ extension Pipeline {
         let unset = decoded.unsetVariables.map {
             PipelineLintIssue(severity: strict ? .error : .warning, location: $0.location, message: $0.message)
         }
-        guard let pipeline = decoded.pipeline, let document = decoded.document, decoded.errors.isEmpty else {
+        guard decoded.pipeline != nil, decoded.errors.isEmpty else {
             return (unset + decoded.errors.map(PipelineLintIssue.init(error:))).sortedByLocation(\.location)
         }
-        let linter = PipelineLinter(pipeline: pipeline, root: document.root)
+        let linter = PipelineLinter(stages: decoded.stages.filter { $0.configured != nil && !$0.isLeftOut })
         let urlNotes =
             notes ? linter.urlNotes(lines: decoded.yaml.split(separator: "\n", omittingEmptySubsequences: false)) : []
         return (unset + linter.warnings() + urlNotes).sortedByLocation(\.location)
@@ -76,21 +76,22 @@ extension Pipeline {
 }
 
 /// Warnings about a file that loads: each names a mistake seen in real pipelines, and none fires on a sensible
-/// file (a warning that cannot be silenced by fixing the file would only teach users to ignore lint).
+/// file (a warning that cannot be silenced by fixing the file would only teach users to ignore lint). It reads the
+/// stages as the decoder recorded them (`StageEntry`: the stage and the options written), never the file's nodes.
 struct PipelineLinter {
-    let pipeline: Pipeline
-    let root: ConfigNode
+    /// The stages of the pipeline, each decoded (`configured` is set).
+    let stages: [StageEntry]
 
     func warnings() -> [PipelineLintIssue] {
-        let stageNodes = self.stageNodes()
         var issues: [PipelineLintIssue] = []
         func warn(_ location: SourceLocation, _ message: String) {
             issues.append(PipelineLintIssue(severity: .warning, location: location, message: message))
         }
+        let configured = stages.compactMap(\.configured)
 
-        for (stage, options) in zip(pipeline.stages, stageNodes) where stage.name == ValidateStage.name {
-            let rules = optionNames(options).filter { !["as", "sniff", "when"].contains($0) }
-            if rules.isEmpty {
+        for entry in stages where entry.name == ValidateStage.name {
+            let rules = entry.optionNames.filter { !["as", "sniff", "when"].contains($0) }
+            if rules.isEmpty, let stage = entry.configured {
                 warn(
                     stage.location,
                     "validate has no rules: it only checks that files are not empty and that their content matches "
@@ -100,7 +101,7 @@ struct PipelineLinter {
 
         // `as` names given twice: later stages only see the last one.
         var named: [String: ConfiguredStage] = [:]
-        for stage in pipeline.stages {
+        for stage in configured {
             guard let name = stage.resultName else { continue }
             if let earlier = named[name] {
                 warn(
@@ -112,9 +113,9 @@ struct PipelineLinter {
         }
 
         // A template reading a stage's results before that stage runs is refused at load (`TemplateCheck`).
-        for (stage, options) in zip(pipeline.stages, stageNodes) {
+        for entry in stages {
             // `verify:` is sent before the call it checks: the call's own answer is never there.
-            if let own = stage.resultName, let verify = optionNode("verify", in: options) {
+            if let own = entry.configured?.resultName, let verify = entry.optionNode("verify") {
                 for (reference, location) in templateRoots(in: verify) where reference == own {
                     warn(
                         location,
@@ -130,9 +131,9 @@ struct PipelineLinter {
     /// it is encoded (`URLPlacement`), at its `{{`.
     func urlNotes(lines: [Substring]) -> [PipelineLintIssue] {
         var notes: [PipelineLintIssue] = []
-        for options in stageNodes() {
-            let verifyURL = optionNode("verify", in: options).flatMap { optionNode("url", in: $0) }
-            for node in [optionNode("url", in: options), verifyURL].compactMap({ $0 }) {
+        for entry in stages {
+            let verifyURL = entry.optionNode("verify").flatMap { optionNode("url", in: $0) }
+            for node in [entry.optionNode("url"), verifyURL].compactMap({ $0 }) {
                 guard let text = node.scalar, text.contains("{{"), let template = try? Template(text) else { continue }
                 let locations = TemplateCheck.variables(in: node, lines: lines)
                 for (index, placed) in template.urlPlacements.enumerated() {
@@ -146,26 +147,9 @@ struct PipelineLinter {
         return notes
     }
 
-    /// Each stage item's options node, in the order of `pipeline.stages` (the file loaded, so the shapes hold).
-    private func stageNodes() -> [ConfigNode] {
-        guard case .mapping(let pairs) = root.kind,
-            let stages = pairs.first(where: { $0.key.scalar == "stages" })?.value,
-            case .sequence(let items) = stages.kind
-        else { return [] }
-        return items.compactMap { item in
-            if case .mapping(let itemPairs) = item.kind { return itemPairs.first?.value }
-            return nil
-        }
-    }
-
     private func optionNode(_ name: String, in node: ConfigNode) -> ConfigNode? {
         guard case .mapping(let pairs) = node.kind else { return nil }
         return pairs.first { $0.key.scalar == name }?.value
-    }
-
-    private func optionNames(_ node: ConfigNode) -> [String] {
-        guard case .mapping(let pairs) = node.kind else { return [] }
-        return pairs.compactMap(\.key.scalar)
     }
 
     /// The first path component of every `{{name.…}}` in the node's scalars, with the scalar's place (read by the

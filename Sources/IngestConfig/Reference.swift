@@ -3,18 +3,18 @@ import IngestCore
 import IngestStages
 import IngestTemplates
 
-// The README's pipeline-file reference, written from the same declarations that decode files and build the JSON
-// Schema, so the three cannot drift (a test compares the README with this text).
+// The pipeline-file reference (docs/pipeline-reference.md), written from the same field declarations that decode
+// files and build the JSON Schema (`OptionDoc`), so the three cannot drift (a test compares the page with this text).
 
 extension Pipeline {
     /// Markdown: the top-level keys, `input`, then every registered stage with its options.
     package static var markdownReference: String {
         var text = "### Top level\n\n"
-        text += table(PipelineFileOptions.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText, $0.valueSchema) })
+        text += table(PipelineFileOptions.fieldDocs)
         text += "\n### `input`\n\n"
-        text += table(InputOptions.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText, $0.valueSchema) })
+        text += table(InputOptions.fieldDocs)
         text += "\n### `dedupe`\n\n"
-        text += table(DedupeOptions.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText, $0.valueSchema) })
+        text += table(DedupeOptions.fieldDocs)
         text += "\n### Stages\n\n"
         text +=
             "Each item of `stages:` is `- NAME: {options}` (or `- NAME:` when no option is needed). Every stage also "
@@ -25,28 +25,22 @@ extension Pipeline {
         for descriptor in StageRegistry.all {
             text += "\n#### `\(descriptor.name)` (\(descriptor.usesNetwork ? "network" : "local"))\n\n"
             text += descriptor.summary + "\n"
-            guard case .object(let schema) = descriptor.optionsSchema,
-                case .object(let properties)? = schema["properties"],
-                !properties.isEmpty
-            else {
+            guard !descriptor.optionDocs.isEmpty else {
                 text += "\nNo options.\n"
                 continue
             }
             text += "\n"
-            text += table(
-                descriptor.optionDocs.map { doc in
-                    (doc.name, doc.doc, doc.required, doc.defaultText, properties[doc.name] ?? .null)
-                })
+            text += table(descriptor.optionDocs)
         }
         return text
     }
 
-    private static func table(_ rows: [(String, String, Bool, String?, JSONValue)]) -> String {
+    private static func table(_ rows: [OptionDoc]) -> String {
         var text = "| key | type | default | meaning |\n|---|---|---|---|\n"
-        for (name, doc, required, defaultText, schema) in rows {
-            let shownDefault = required ? "required" : (defaultText.map { "`\($0)`" } ?? "—")
-            text +=
-                "| `\(name)` | \(typeText(schema)) | \(shownDefault) | \(doc.replacingOccurrences(of: "|", with: "\\|")) |\n"
+        for row in rows {
+            let shownDefault = row.required ? "required" : (row.defaultText.map { "`\($0)`" } ?? "—")
+            let doc = row.doc.replacingOccurrences(of: "|", with: "\\|")
+            text += "| `\(row.name)` | \(typeText(row.schema)) | \(shownDefault) | \(doc) |\n"
         }
         return text
     }

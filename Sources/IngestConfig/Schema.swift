@@ -60,33 +60,42 @@ struct InputOptions: StageOptions, Sendable {
     }
 }
 
-/// `stages:` — the steps in order. Every item is checked, so one load reports every bad stage.
-struct StageList: OptionValue, Sendable {
-    var stages: [ConfiguredStage] = []
+/// `stages:` — the steps in order. Every item is decoded (`StageEntry`) and kept, so one load reports every bad
+/// stage, and what reads the stages after decoding (the template check, lint) reads these entries.
+struct StageList: CollectingOptionValue, Sendable {
+    var entries: [StageEntry] = []
 
     init() {}
 
-    init(from node: ConfigNode) throws {
+    init(from node: ConfigNode, errors: inout [PipelineFileError]) {
         guard case .sequence(let items) = node.kind else {
-            throw node.error("expected a list of stages (`- validate: {…}`), found \(node.kindDescription)")
+            errors.append(node.error("expected a list of stages (`- validate: {…}`), found \(node.kindDescription)"))
+            return
         }
-        guard !items.isEmpty else { throw node.error("a pipeline needs at least one stage") }
-        var errors: [PipelineFileError] = []
-        for item in items {
-            do {
-                stages.append(try ConfiguredStage(item: item))
-            } catch let error as PipelineFileError {
-                errors.append(error)
-            } catch let error as PipelineFileErrors {
-                errors += error.errors
-            }
+        guard !items.isEmpty else {
+            errors.append(node.error("a pipeline needs at least one stage"))
+            return
         }
-        if errors.count == 1, let only = errors.first { throw only }
-        if !errors.isEmpty { throw PipelineFileErrors(errors) }
+        entries = items.map(StageEntry.init(item:))
+        errors += entries.flatMap(\.errors)
     }
+
+    /// The stages that run: those that decoded and were not left out.
+    var stages: [ConfiguredStage] { entries.filter { !$0.isLeftOut }.compactMap(\.configured) }
 
     package static var jsonSchema: JSONValue {
         ["type": "array", "minItems": 1, "items": ["$ref": "#/$defs/stage"]]
+    }
+}
+
+extension OptionsLevel {
+    /// The file's top level holds "keys", and every error under them is reported; a file that is not a mapping is
+    /// told which keys it needs.
+    static let fileTopLevel = OptionsLevel(
+        noun: "key", nullIsEmpty: false, echoesUnknown: false, reportsEveryError: true
+    ) { found, required in
+        let expected = required.map { "'\($0)'" }.joined(separator: ", ")
+        return "expected a mapping with \(expected), found \(found.isNull ? "an empty file" : found.kindDescription)"
     }
 }
 
@@ -161,125 +170,6 @@ struct PipelineFileOptions: StageOptions, Sendable {
     }
 }
 
-extension ConfiguredStage {
-    /// Options every stage takes besides its own.
-    static let commonOptions = ["as", "when"]
-
-    /// Decodes one list item: a one-key mapping `stage-name: {options}` (or `stage-name:` for no options), with
-    /// an optional `as: NAME` and `when: {…}` inside the options.
-    init(item: ConfigNode) throws {
-        let example = "'- validate: {max_bytes: 100MB}' or '- probe:'"
-        guard case .mapping(let pairs) = item.kind else {
-            if let name = item.scalar, StageRegistry.descriptor(named: name) != nil {
-                throw item.error("a stage is a mapping: write '- \(name):' (with a colon)")
-            }
-            throw item.error("expected a stage such as \(example), found \(item.kindDescription)")
-        }
-        guard pairs.count == 1, let (key, value) = pairs.first else {
-            guard pairs.count > 1 else {
-                throw item.error("expected a stage such as \(example), found an empty mapping")
-            }
-            let keys = pairs.map { "'\($0.key.scalar ?? "?")'" }.joined(separator: ", ")
-            throw pairs[1].key.error(
-                "a stage item has exactly one key, the stage name, but this one has \(pairs.count): \(keys); "
-                    + "indent the options under the stage name")
-        }
-        let name = key.scalar ?? ""
-        guard let descriptor = StageRegistry.descriptor(named: name) else {
-            throw key.error(
-                "unknown stage \(ConfigNode.echo(name)); known: \(StageRegistry.names.joined(separator: ", "))",
-                suggestion: closestMatch(to: name, in: StageRegistry.names))
-        }
-        var options = value
-        var resultName: String?
-        if case .mapping(let optionPairs) = value.kind, let named = optionPairs.first(where: { $0.key.scalar == "as" })
-        {
-            let text = try String(from: named.value)
-            guard ConfiguredStage.isIdentifier(text) else {
-                throw named.value.error(
-                    "'as' must be a name of letters, digits and '_' that does not start with a digit, found '\(text)'")
-            }
-            resultName = text
-            options = ConfigNode(.mapping(optionPairs.filter { $0.key.scalar != "as" }), at: value.location)
-        }
-        var condition: StageCondition?
-        if case .mapping(let optionPairs) = options.kind,
-            let when = optionPairs.first(where: { $0.key.scalar == "when" })
-        {
-            do {
-                condition = try StageCondition(from: when.value)
-            } catch var error as PipelineFileError {
-                if !error.message.hasPrefix("\(name): ") { error.message = "\(name): when: \(error.message)" }
-                throw error
-            }
-            options = ConfigNode(.mapping(optionPairs.filter { $0.key.scalar != "when" }), at: options.location)
-        }
-        let stage: any Stage
-        do {
-            stage = try descriptor.instantiate(options)
-        } catch var error as PipelineFileError {
-            if !error.message.hasPrefix("\(name): ") { error.message = "\(name): \(error.message)" }
-            throw error
-        }
-        self.init(
-            name: name, stage: stage, usesNetwork: descriptor.usesNetwork, resultName: resultName,
-            location: key.location, writesWorkFiles: descriptor.writesWorkFiles, condition: condition)
-    }
-
-    static func isIdentifier(_ text: String) -> Bool {
-        guard let first = text.first, first == "_" || (first.isASCII && first.isLetter) else { return false }
-        return text.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
-    }
-}
-
-extension StageOptions {
-    /// Like `init(from:)`, but goes on past a bad key so a file's problems are reported together. Errors come back
-    /// in the order found; the value holds whatever decoded.
-    static func decodeCollectingErrors(from node: ConfigNode) -> (Self, [PipelineFileError]) {
-        var value = Self()
-        var errors: [PipelineFileError] = []
-        guard case .mapping(let pairs) = node.kind else {
-            let found = node.isNull ? "an empty file" : node.kindDescription
-            let expected = fields.filter(\.required).map { "'\($0.name)'" }.joined(separator: ", ")
-            return (value, [node.error("expected a mapping with \(expected), found \(found)")])
-        }
-        var seen = Set<String>()
-        for (key, child) in pairs {
-            let name = key.scalar ?? ""
-            guard let field = fields.first(where: { $0.name == name }) else {
-                errors.append(
-                    key.error(
-                        "unknown key '\(name)'; known: \(fields.map(\.name).joined(separator: ", "))",
-                        suggestion: closestMatch(to: name, in: fields.map(\.name))))
-                continue
-            }
-            seen.insert(name)
-            do {
-                try field.assign(&value, child)
-            } catch let error as PipelineFileError {
-                errors.append(error)
-            } catch let error as PipelineFileErrors {
-                errors += error.errors
-            } catch {
-                errors.append(child.error("\(error)"))
-            }
-        }
-        for missing in fields where missing.required && !seen.contains(missing.name) {
-            errors.append(node.error("missing required key '\(missing.name)'"))
-        }
-        if errors.isEmpty {
-            do {
-                try value.validate(at: node)
-            } catch let error as PipelineFileError {
-                errors.append(error)
-            } catch {
-                errors.append(node.error("\(error)"))
-            }
-        }
-        return (value, errors)
-    }
-}
-
 extension Pipeline {
     /// JSON Schema (draft 2020-12) of the pipeline file, for editors and `ingest schema`. It is built from the
     /// same declarations that decode the file, so the two cannot drift. Wherever a number, boolean or word from a
@@ -314,7 +204,7 @@ extension Pipeline {
         return allowingEnvironmentStrings(.object(schema))
     }
 
-    /// A stage's options plus the common `as`; null (`- probe:`) is allowed when no option is required.
+    /// A stage's options plus the common `as` and `when`; null (`- probe:`) is allowed when no option is required.
     static func stageValueSchema(_ descriptor: StageDescriptor) -> JSONValue {
         var options = JSONObject()
         if case .object(let declared) = descriptor.optionsSchema {
@@ -322,17 +212,7 @@ extension Pipeline {
         }
         var properties = JSONObject()
         if case .object(let declared)? = options["properties"] { properties = declared }
-        properties["as"] = [
-            "description": "Name the stage's results are stored under, for later templates (`{{ticket.upload_url}}`).",
-            "type": "string",
-            "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
-        ]
-        var when = JSONObject()
-        when["description"] = "The files the stage applies to; others go past it untouched."
-        if case .object(let declared) = StageCondition.jsonSchema {
-            for (key, value) in declared.pairs { when[key] = value }
-        }
-        properties["when"] = .object(when)
+        for field in CommonStageOptions.fields { properties[field.name] = field.schema }
         options["properties"] = .object(properties)
         if options["required"] != nil {
             var described: JSONObject = ["description": .string(descriptor.summary)]

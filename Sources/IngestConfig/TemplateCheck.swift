@@ -23,21 +23,13 @@ extension TemplateOffer {
 /// what each earlier stage declares (`Stage.templateOffer`, or anything under its `as:` name). One check, used by
 /// load (so `validate` and `run` refuse a typo before any file is read) and so by `lint`.
 package enum TemplateCheck {
-    static func errors(root: ConfigNode, yaml: String) -> [PipelineFileError] {
-        guard case .mapping(let pairs) = root.kind,
-            case .sequence(let items)? = pairs.first(where: { $0.key.scalar == "stages" })?.value.kind
-        else { return [] }
+    static func errors(stages entries: [StageEntry], yaml: String) -> [PipelineFileError] {
         let lines = yaml.split(separator: "\n", omittingEmptySubsequences: false)
-        let stages: [(name: String, options: ConfigNode, offer: TemplateOffer?, named: Bool)] = items.compactMap {
-            item in
-            guard case .mapping(let stage) = item.kind, stage.count == 1, let name = stage[0].key.scalar else {
-                return nil
-            }
-            let options = stage[0].value
-            let declared = StageRegistry.descriptor(named: name)?.templateOffer
-            if case .mapping(let optionPairs) = options.kind,
-                let named = optionPairs.first(where: { $0.key.scalar == "as" })?.value.scalar
-            {
+        let stages: [(name: String, options: ConfigNode, offer: TemplateOffer?, named: Bool)] = entries.compactMap {
+            entry in
+            guard let name = entry.name, let options = entry.options else { return nil }
+            let declared = entry.descriptor?.templateOffer
+            if let named = entry.writtenResultName {
                 return (name, options, TemplateOffer(name: named, fields: declared?.fields), true)
             }
             return (name, options, declared, false)

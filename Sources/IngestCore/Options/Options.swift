@@ -8,9 +8,26 @@ package protocol OptionValue {
     static var jsonSchema: JSONValue { get }
 }
 
-/// A stage's options: a struct with defaults in `init()` and a list of fields. Decoding starts from the
-/// defaults, rejects unknown keys (with a suggestion), and checks required ones.
-package protocol StageOptions: OptionValue {
+/// A value made of other values (a stage's options, the list of stages): it reports every problem it finds in one
+/// pass instead of stopping at the first, and keeps whatever decoded.
+package protocol CollectingOptionValue: OptionValue {
+    init(from node: ConfigNode, errors: inout [PipelineFileError])
+}
+
+extension CollectingOptionValue {
+    /// Throws the one error found, or `PipelineFileErrors` with all of them.
+    package init(from node: ConfigNode) throws {
+        var errors: [PipelineFileError] = []
+        self.init(from: node, errors: &errors)
+        if errors.count == 1, let only = errors.first { throw only }
+        if !errors.isEmpty { throw PipelineFileErrors(errors) }
+    }
+}
+
+/// A stage's options (or any mapping of named values: the file's top level, `input`, `dedupe`): a struct with
+/// defaults in `init()` and a list of fields. The list is the one spec: `OptionsDecoder.swift` decodes from it,
+/// `jsonSchema` and the docs reference are written from it.
+package protocol StageOptions: CollectingOptionValue {
     init()
     static var fields: [OptionField<Self>] { get }
     /// Cross-field checks after decoding (e.g. min ≤ max); throw `node.error(...)`.
@@ -20,33 +37,9 @@ package protocol StageOptions: OptionValue {
 extension StageOptions {
     package func validate(at node: ConfigNode) throws {}
 
-    package init(from node: ConfigNode) throws {
-        self.init()
-        let fields = Self.fields
-        if node.isNull {
-            if let missing = fields.first(where: \.required) {
-                throw node.error("missing required option '\(missing.name)'")
-            }
-            return
-        }
-        guard case .mapping(let pairs) = node.kind else {
-            throw node.error("expected a mapping of options, found \(node.kindDescription)")
-        }
-        var seen = Set<String>()
-        for (key, value) in pairs {
-            let name = key.scalar ?? ""
-            guard let field = fields.first(where: { $0.name == name }) else {
-                throw key.error(
-                    "unknown option \(ConfigNode.echo(name)); known: \(fields.map(\.name).joined(separator: ", "))",
-                    suggestion: closestMatch(to: name, in: fields.map(\.name)))
-            }
-            guard seen.insert(name).inserted else { throw key.error("option '\(name)' is given twice") }
-            try field.assign(&self, value)
-        }
-        if let missing = fields.first(where: { $0.required && !seen.contains($0.name) }) {
-            throw node.error("missing required option '\(missing.name)'")
-        }
-        try validate(at: node)
+    /// Decodes the options of a stage (`OptionsLevel.options`).
+    package init(from node: ConfigNode, errors: inout [PipelineFileError]) {
+        self.init(from: node, level: .options, errors: &errors)
     }
 
     package static var jsonSchema: JSONValue {
@@ -57,6 +50,23 @@ extension StageOptions {
         if !required.isEmpty { schema["required"] = .array(required) }
         return .object(schema)
     }
+
+    /// Name, doc, default and value schema of each field, for the docs reference.
+    package static var fieldDocs: [OptionDoc] {
+        fields.map {
+            OptionDoc(
+                name: $0.name, doc: $0.doc, required: $0.required, defaultText: $0.defaultText, schema: $0.valueSchema)
+        }
+    }
+}
+
+/// One field of a spec with its type erased: what the docs reference shows of it.
+package struct OptionDoc: Sendable {
+    package let name: String
+    package let doc: String
+    package let required: Bool
+    package let defaultText: String?
+    package let schema: JSONValue
 }
 
 /// One option of a stage: its name in the file, its documentation, and how it is decoded into the options struct.
@@ -67,11 +77,12 @@ package struct OptionField<Root> {
     /// How the default reads in the docs (`"200"`, `"number of cores"`); nil when there is none.
     package let defaultText: String?
     package let valueSchema: JSONValue
-    package let assign: (inout Root, ConfigNode) throws -> Void
+    /// Decodes the field's node into the root, adding what is wrong to `errors`.
+    package let assign: (inout Root, ConfigNode, inout [PipelineFileError]) -> Void
 
     init(
         name: String, doc: String, required: Bool, defaultText: String?, valueSchema: JSONValue,
-        assign: @escaping (inout Root, ConfigNode) throws -> Void
+        assign: @escaping (inout Root, ConfigNode, inout [PipelineFileError]) -> Void
     ) {
         self.name = name
         self.doc = doc
@@ -79,6 +90,22 @@ package struct OptionField<Root> {
         self.defaultText = defaultText
         self.valueSchema = valueSchema
         self.assign = assign
+    }
+
+    /// A field whose value throws the one error it finds.
+    init(
+        name: String, doc: String, required: Bool, defaultText: String?, valueSchema: JSONValue,
+        decode: @escaping (inout Root, ConfigNode) throws -> Void
+    ) {
+        self.init(
+            name: name, doc: doc, required: required, defaultText: defaultText, valueSchema: valueSchema,
+            assign: { root, node, errors in
+                do {
+                    try decode(&root, node)
+                } catch {
+                    errors += PipelineFileError.collected(error, at: node)
+                }
+            })
     }
 
     package var schema: JSONValue {
@@ -97,7 +124,9 @@ package struct OptionField<Root> {
         self.init(
             name: name, doc: doc, required: required, defaultText: defaultText,
             valueSchema: Value.schemaWithDefaultRange,
-            assign: { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) })
+            assign: { root, node, errors in
+                if let value = Value.decodeField(node, name: name, errors: &errors) { root[keyPath: keyPath] = value }
+            })
     }
 
     package init<Value: OptionValue>(
@@ -107,7 +136,9 @@ package struct OptionField<Root> {
         self.init(
             name: name, doc: doc, required: required, defaultText: defaultText,
             valueSchema: Value.schemaWithDefaultRange,
-            assign: { root, node in root[keyPath: keyPath] = try Value.decodeInDefaultRange(node, name: name) })
+            assign: { root, node, errors in
+                if let value = Value.decodeField(node, name: name, errors: &errors) { root[keyPath: keyPath] = value }
+            })
     }
 }
 

@@ -44,8 +44,8 @@ extension OptionField {
     ) {
         self.init(
             name: name, doc: doc, required: required, defaultText: defaultText,
-            valueSchema: Value.jsonSchema(in: range)
-        ) { root, node in root[keyPath: keyPath] = try Value.decode(node, name: name, range: range) }
+            valueSchema: Value.jsonSchema(in: range),
+            decode: { root, node in root[keyPath: keyPath] = try Value.decode(node, name: name, range: range) })
     }
 
     package init<Value: RangedOptionValue>(
@@ -54,8 +54,8 @@ extension OptionField {
     ) {
         self.init(
             name: name, doc: doc, required: required, defaultText: defaultText,
-            valueSchema: Value.jsonSchema(in: range)
-        ) { root, node in root[keyPath: keyPath] = try Value.decode(node, name: name, range: range) }
+            valueSchema: Value.jsonSchema(in: range),
+            decode: { root, node in root[keyPath: keyPath] = try Value.decode(node, name: name, range: range) })
     }
 }
 

@@ -9,9 +9,9 @@ package struct StageDescriptor: Sendable {
     package let writesWorkFiles: Bool
     package let templateOffer: TemplateOffer?
     package let optionsSchema: JSONValue
-    /// Name, doc and default of each option, for the README reference.
-    package let optionDocs: [(name: String, doc: String, required: Bool, defaultText: String?)]
-    let make: @Sendable (ConfigNode) throws -> any Stage
+    /// Each option's name, doc, default and type, for the docs reference.
+    package let optionDocs: [OptionDoc]
+    let make: @Sendable (ConfigNode, inout [PipelineFileError]) -> (any Stage)?
 
     init<S: Stage>(_ type: S.Type) {
         name = S.name
@@ -20,21 +20,27 @@ package struct StageDescriptor: Sendable {
         writesWorkFiles = S.writesWorkFiles
         templateOffer = S.templateOffer
         optionsSchema = S.Options.jsonSchema
-        optionDocs = S.Options.fields.map { ($0.name, $0.doc, $0.required, $0.defaultText) }
-        make = { node in
-            let options = try S.Options(from: node)
+        optionDocs = S.Options.fieldDocs
+        make = { node, errors in
+            let before = errors.count
+            let options = S.Options(from: node, errors: &errors)
+            guard errors.count == before else { return nil }
             do {
                 return try S(options: options)
             } catch let error as PipelineFileError {
-                throw error
+                errors.append(error)
             } catch {
-                throw node.error("\(S.name): \(error)")
+                errors.append(node.error("\(S.name): \(error)"))
             }
+            return nil
         }
     }
 
-    /// Builds the stage from its options node.
-    package func instantiate(_ node: ConfigNode) throws -> any Stage { try make(node) }
+    /// Builds the stage from its options node, adding every problem of the options to `errors`; nil when it
+    /// cannot be built.
+    package func instantiate(_ node: ConfigNode, errors: inout [PipelineFileError]) -> (any Stage)? {
+        make(node, &errors)
+    }
 }
 
 /// Every stage, by name. A new stage is one file plus one line here.

@@ -59,7 +59,7 @@ public enum ItemStatus: String, Sendable {
 
 /// One input file flowing through the stages. A worker owns it while it runs; stages read and add facts (`probe`,
 /// `geohash`, `ticket` …) that later stages and templates use. Its facts sit behind a lock because a few stages
-/// hand the item to threads of their own (multipart parts, a renewal), not because workers share it.
+/// hand the item to threads of their own (multipart parts), not because workers share it.
 package final class Item: Sendable {
     /// Path as opened (the walked root joined with the relative path).
     package let path: String
@@ -86,7 +86,6 @@ package final class Item: Sendable {
         var knownSHA256: String?
         var knownIdentity: String?
         var validated: FileStatus?
-        var rerun: [String: @Sendable () throws -> StageOutcome] = [:]
     }
     private let state: Mutex<Facts>
 
@@ -151,12 +150,6 @@ package final class Item: Sendable {
     package var validated: FileStatus? {
         get { state.withLock { $0.validated } }
         set { state.withLock { $0.validated = newValue } }
-    }
-    /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
-    /// asks for a fresh ticket through this.
-    package var rerun: [String: @Sendable () throws -> StageOutcome] {
-        get { state.withLock { $0.rerun } }
-        set { state.withLock { $0.rerun = newValue } }
     }
 
     package init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {

@@ -27,17 +27,16 @@ struct FileRunPlan: Sendable {
 /// journal), and how the file ends — journaled, then reported with its facts and timings.
 struct FileRun {
     let plan: FileRunPlan
-    let entry: InputEntry
     /// The worker's slot in the live display.
     let id: Int
+    /// The file on its way: where it is and what it was when listed (`item.file`), and what its stages found.
     let item: Item
     let journaled: JournaledFile?
     /// Where stages that move bytes report how far they got; nil when nothing shows progress.
     private let reportBytes: (@Sendable (Int64, Int64?) -> Void)?
 
-    init(plan: FileRunPlan, entry: InputEntry, id: Int, item: Item, journaled: JournaledFile?) {
+    init(plan: FileRunPlan, id: Int, item: Item, journaled: JournaledFile?) {
         self.plan = plan
-        self.entry = entry
         self.id = id
         self.item = item
         self.journaled = journaled
@@ -51,16 +50,16 @@ struct FileRun {
     /// Runs the stages within the work budget (`max_work_bytes`), if any; the file's report.
     func run() -> ItemReport {
         guard let workBudget = plan.workBudget else { return runStages() }
-        guard workBudget.reserve(entry.size) else {
-            return finish(.failed, [FileRun.overWorkBudget(size: entry.size, limit: workBudget.limit)])
+        guard workBudget.reserve(item.size) else {
+            return finish(.failed, [FileRun.overWorkBudget(size: item.size, limit: workBudget.limit)])
         }
-        defer { if entry.size > 0 { workBudget.release(entry.size) } }
+        defer { if item.size > 0 { workBudget.release(item.size) } }
         return runStages()
     }
 
     private func runStages() -> ItemReport {
-        // The walker's stat is the identity the journal keys the file by: every stage must find that very file.
-        item.validated = entry.status ?? (try? FileStatus(path: entry.path, followLinks: true))
+        // The listed file's stat (`item.validated`) is the identity the journal keys the file by: every stage must
+        // find that very file.
         var last: String?
         // The stages done so far whose answer a later stage may have renewed, by `as:` name (see `TicketRenewal`).
         var renewable: [String: Int] = [:]
@@ -168,7 +167,7 @@ struct FileRun {
         context.wantsContentHash = plan.journaled
         context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
         context.uploadJournal = journaled?.uploadJournal(position: position)
-        context.logger?[metadataKey: "file"] = .string(entry.path)
+        context.logger?[metadataKey: "file"] = .string(item.path)
         context.logger?[metadataKey: "stage"] = .string(configured.name)
         context.timings = item.timings
         context.journal = plan.journal
@@ -201,7 +200,7 @@ struct FileRun {
 
     /// The file's report, with its facts and timings as they stand.
     private func report(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
-        var report = ItemReport(entry, status: status, failures: failures, skipReason: skip, facts: item.facts)
+        var report = ItemReport(item.file, status: status, failures: failures, skipReason: skip, facts: item.facts)
         report.timings = item.timings.json
         report.seconds = item.timings.seconds
         return report

@@ -37,7 +37,7 @@ extension FileRun {
         let why = "\(expired.what) expired (\(expired.said))"
         plan.settings.logger?.info(
             "\(why): renewing the ticket '\(name)' by running stage \(position + 1) (\(producer.name)) again",
-            metadata: ["file": .string(entry.path), "stage": .string(expired.stage), "renews": .string(name)])
+            metadata: ["file": .string(item.path), "stage": .string(expired.stage), "renews": .string(name)])
         if let note = expired.note { item.addNote(note) }
         var context = context(for: producer, at: position)
         // Its earlier call was answered (the ticket being renewed is that answer): nothing to verify or echo.

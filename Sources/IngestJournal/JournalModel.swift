@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestNative
 
 // What the journal keeps, whichever database keeps it: the runner and the `status` and `report` commands see only
 // these types (through `JournalStore`), never a backend.
@@ -74,12 +75,15 @@ package struct JournalStage: Sendable, Equatable {
 
 /// What is known of a file when work on it starts (the same for every backend).
 package struct JournalStart: Sendable {
+    /// The journal's key of the root the file was found under (`JournalRecord.canonicalRoot` of `file.root`).
     package var root: String
-    package var relativePath: String
-    package var path: String
-    package var size: Int64
-    package var modified: Int64
-    package var inode: UInt64
+    /// The file as the run listed it: the row keeps its path, relative path and identity (size, mtime, inode).
+    package var file: ListedFile
+    package var relativePath: String { file.relativePath }
+    package var path: String { file.path }
+    package var size: Int64 { file.status?.size ?? file.size }
+    package var modified: Int64 { file.status?.modified ?? 0 }
+    package var inode: UInt64 { file.status?.inode ?? 0 }
     package var sha256: String?
     package var pipeline: String
     package var configHash: String
@@ -91,16 +95,11 @@ package struct JournalStart: Sendable {
     package var existingID: Int64?
 
     package init(
-        root: String, relativePath: String, path: String, size: Int64, modified: Int64, inode: UInt64,
-        sha256: String? = nil, pipeline: String, configHash: String, templateValues: JSONObject,
-        dedupeKey: String? = nil, keepStages: Bool, existingID: Int64? = nil
+        root: String, file: ListedFile, sha256: String? = nil, pipeline: String, configHash: String,
+        templateValues: JSONObject, dedupeKey: String? = nil, keepStages: Bool, existingID: Int64? = nil
     ) {
         self.root = root
-        self.relativePath = relativePath
-        self.path = path
-        self.size = size
-        self.modified = modified
-        self.inode = inode
+        self.file = file
         self.sha256 = sha256
         self.pipeline = pipeline
         self.configHash = configHash
@@ -108,6 +107,20 @@ package struct JournalStart: Sendable {
         self.dedupeKey = dedupeKey
         self.keepStages = keepStages
         self.existingID = existingID
+    }
+
+    /// A row for a file given by its journaled identity rather than listed (tools and tests).
+    package init(
+        root: String, relativePath: String, path: String, size: Int64, modified: Int64, inode: UInt64,
+        sha256: String? = nil, pipeline: String, configHash: String, templateValues: JSONObject,
+        dedupeKey: String? = nil, keepStages: Bool, existingID: Int64? = nil
+    ) {
+        let status = FileStatus(size: size, inode: inode, modified: modified)
+        self.init(
+            root: root,
+            file: ListedFile(path: path, relativePath: relativePath, root: root, size: size, status: status),
+            sha256: sha256, pipeline: pipeline, configHash: configHash, templateValues: templateValues,
+            dedupeKey: dedupeKey, keepStages: keepStages, existingID: existingID)
     }
 }
 

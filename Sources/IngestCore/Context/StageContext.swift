@@ -26,6 +26,10 @@ package struct StageContext: Sendable {
     /// failed it: what the stage sends may have reached the server already, so a 409 can be that call's echo.
     package var mayHaveRunBefore = false
 
+    /// True when the run has already renewed this stage's ticket once (it threw `TicketExpired`, and the stage that
+    /// made the ticket ran again): a ticket found expired now fails the file instead.
+    package var ticketRenewed = false
+
     /// The run's logger with the file and stage as metadata (the runner sets them); nil logs nothing.
     package var logger: Logger?
     /// The file's timings, where each request records its attempts; nil when a stage is run on its own.

@@ -59,20 +59,22 @@ public enum ItemStatus: String, Sendable {
 
 /// One input file flowing through the stages. A worker owns it while it runs; stages read and add facts (`probe`,
 /// `geohash`, `ticket` …) that later stages and templates use. Its facts sit behind a lock because a few stages
-/// hand the item to threads of their own (multipart parts, a renewal), not because workers share it.
+/// hand the item to threads of their own (multipart parts), not because workers share it.
 package final class Item: Sendable {
+    /// The input file as the run listed it (path, relative path, root, size, `stat`): the value its entry and its
+    /// journal row refer to too.
+    package let file: ListedFile
     /// Path as opened (the walked root joined with the relative path).
-    package let path: String
+    package var path: String { file.path }
     /// Path relative to the input root it was found under (what reports and `file.path` show).
-    package let relativePath: String
+    package var relativePath: String { file.relativePath }
     /// The input root (a file or folder given on the command line) it was found under; empty when not walked.
-    package let root: String
-    /// The position of `root` among the inputs of the run (0 for the first, in the walker's order); with the
-    /// relative path it tells every item of a run apart, even when two roots hold the same relative path or one
-    /// root is given twice, so the item's work files never clash with another's.
-    package let rootIndex: Int
+    package var root: String { file.root }
+    /// The position of `root` among the inputs of the run: with the relative path it tells every item of a run
+    /// apart, so the item's work files never clash with another's.
+    package var rootIndex: Int { file.rootIndex }
     /// Size in bytes when listed.
-    package let size: Int64
+    package var size: Int64 { file.size }
     /// When the file started, its stages' seconds and its requests' attempts (for the reports).
     package let timings = FileTimings()
 
@@ -85,8 +87,6 @@ package final class Item: Sendable {
         var templateValues = JSONObject()
         var knownSHA256: String?
         var knownIdentity: String?
-        var validated: FileStatus?
-        var rerun: [String: @Sendable () throws -> StageOutcome] = [:]
     }
     private let state: Mutex<Facts>
 
@@ -148,24 +148,17 @@ package final class Item: Sendable {
     }
     /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
     /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
-    package var validated: FileStatus? {
-        get { state.withLock { $0.validated } }
-        set { state.withLock { $0.validated = newValue } }
-    }
-    /// How to run again the stage whose results are saved under an `as:` name: an upload whose signed URL expired
-    /// asks for a fresh ticket through this.
-    package var rerun: [String: @Sendable () throws -> StageOutcome] {
-        get { state.withLock { $0.rerun } }
-        set { state.withLock { $0.rerun = newValue } }
+    package var validated: FileStatus? { file.status }
+
+    package init(file: ListedFile) {
+        self.file = file
+        self.state = Mutex(Facts(artifact: file.path))
     }
 
-    package init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {
-        self.path = path
-        self.relativePath = relativePath
-        self.size = size
-        self.root = root
-        self.rootIndex = rootIndex
-        self.state = Mutex(Facts(artifact: path))
+    /// An item of a file not listed by a run (a stage or template tried on its own): no `stat`, nothing validated.
+    package convenience init(path: String, relativePath: String, size: Int64, root: String = "", rootIndex: Int = 0) {
+        self.init(
+            file: ListedFile(path: path, relativePath: relativePath, root: root, rootIndex: rootIndex, size: size))
     }
 
     /// Final name component (`clip.mov`).

@@ -99,6 +99,18 @@ package struct FileStatus: Equatable, Sendable {
         self.init(info)
     }
 
+    /// A regular file's status as recorded rather than read (a journal row's size, mtime and inode); its device and
+    /// ctime unknown (0).
+    package init(size: Int64, inode: UInt64, modified: Int64) {
+        kind = .regular
+        kindName = "a regular file"
+        self.size = size
+        device = 0
+        self.inode = inode
+        self.modified = modified
+        statusChanged = 0
+    }
+
     /// `fstat` of an open descriptor: the file that descriptor reads, whatever is at its path now.
     package init(descriptor: Int32, path: String) throws(SystemError) {
         var info = stat()

@@ -1,9 +1,9 @@
 import Foundation
 import IngestConfig
-import IngestJournal
-import IngestStages
 import IngestCore
+import IngestJournal
 import IngestNative
+import IngestStages
 
 /// What a file's way through the stages needs of its run, fixed for the run: handed to each `FileRun` as a value,
 /// so a file's run reads nothing else of the `Runner`.
@@ -27,17 +27,16 @@ struct FileRunPlan: Sendable {
 /// journal), and how the file ends — journaled, then reported with its facts and timings.
 struct FileRun {
     let plan: FileRunPlan
-    let entry: InputEntry
     /// The worker's slot in the live display.
     let id: Int
+    /// The file on its way: where it is and what it was when listed (`item.file`), and what its stages found.
     let item: Item
     let journaled: JournaledFile?
     /// Where stages that move bytes report how far they got; nil when nothing shows progress.
     private let reportBytes: (@Sendable (Int64, Int64?) -> Void)?
 
-    init(plan: FileRunPlan, entry: InputEntry, id: Int, item: Item, journaled: JournaledFile?) {
+    init(plan: FileRunPlan, id: Int, item: Item, journaled: JournaledFile?) {
         self.plan = plan
-        self.entry = entry
         self.id = id
         self.item = item
         self.journaled = journaled
@@ -51,26 +50,30 @@ struct FileRun {
     /// Runs the stages within the work budget (`max_work_bytes`), if any; the file's report.
     func run() -> ItemReport {
         guard let workBudget = plan.workBudget else { return runStages() }
-        guard workBudget.reserve(entry.size) else {
-            return finish(.failed, [FileRun.overWorkBudget(size: entry.size, limit: workBudget.limit)])
+        guard workBudget.reserve(item.size) else {
+            return finish(.failed, [FileRun.overWorkBudget(size: item.size, limit: workBudget.limit)])
         }
-        defer { if entry.size > 0 { workBudget.release(entry.size) } }
+        defer { if item.size > 0 { workBudget.release(item.size) } }
         return runStages()
     }
 
     private func runStages() -> ItemReport {
-        // The walker's stat is the identity the journal keys the file by: every stage must find that very file.
-        item.validated = entry.status ?? (try? FileStatus(path: entry.path, followLinks: true))
+        // The listed file's stat (`item.validated`) is the identity the journal keys the file by: every stage must
+        // find that very file.
         var last: String?
+        // The stages done so far whose answer a later stage may have renewed, by `as:` name (see `TicketRenewal`).
+        var renewable: [String: Int] = [:]
         for (position, configured) in plan.stages.enumerated() {
             if plan.cancellation.isCancelled { return interrupted(configured.name, []) }
             if let condition = configured.condition, !condition.matches(item) { continue }
-            if reuseJournaledResults(of: configured, at: position) { continue }
-            if let changed = item.changedFailure(stage: configured.name, found: "before stage \(configured.name)") {
-                return finish(.failed, [changed])
+            if !reuseJournaledResults(of: configured, at: position) {
+                if let changed = item.changedFailure(stage: configured.name, found: "before stage \(configured.name)") {
+                    return finish(.failed, [changed])
+                }
+                if let ending = runStage(configured, at: position, renewable: renewable) { return ending }
+                last = configured.name
             }
-            if let ending = runStage(configured, at: position) { return ending }
-            last = configured.name
+            if let name = configured.resultName, configured.stage.renewsAnswer { renewable[name] = position }
         }
         // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
         // more than reading it once more (uploads, transcodes), unless a key or template already read it — and
@@ -90,14 +93,12 @@ struct FileRun {
             // `result:NAME` is the answer as sent (signed URLs intact) for templates; the rest are facts.
             if key.hasPrefix("result:") { item.templateValues[key] = value } else { item.facts[key] = value }
         }
-        configured.stage.reused(item, context: context(for: configured, at: position))
-        journaled?.journalRenewals(of: item, stage: configured, position: position, outputs: done.outputs)
         return true
     }
 
     /// Runs one stage — a network stage between its journal barriers — and returns the file's report when the file
     /// ends with it (failed, skipped or interrupted); nil to go on.
-    private func runStage(_ configured: ConfiguredStage, at position: Int) -> ItemReport? {
+    private func runStage(_ configured: ConfiguredStage, at position: Int, renewable: [String: Int]) -> ItemReport? {
         plan.progress?.stage(id, configured.name)
         // Local stages need no record of their own: redoing them after a crash changes nothing outside.
         let journaled = configured.usesNetwork ? self.journaled : nil
@@ -109,7 +110,8 @@ struct FileRun {
                 .failed, [RuleFailure(stage: configured.name, rule: .journal, message: "not started: \(error)")])
         }
         let before = item.facts
-        let (outcome, failures) = explained(perform(configured, at: position), stage: configured.name)
+        let (outcome, failures) = explained(
+            perform(configured, at: position, renewable: renewable), stage: configured.name)
         if !failures.isEmpty && plan.cancellation.isCancelled { return interrupted(configured.name, failures) }
         do {
             try journaled?.stageFinished(
@@ -125,21 +127,17 @@ struct FileRun {
         return nil
     }
 
-    /// Calls the stage, timed: a thrown `ItemFailed` gives its failures, any other error one failure of its own.
-    private func perform(_ configured: ConfiguredStage, at position: Int) -> (StageOutcome, [RuleFailure]) {
-        var context = context(for: configured, at: position)
-        context.wantsContentHash = plan.journaled
-        context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
-        context.uploadJournal = journaled?.uploadJournal(position: position)
-        context.logger?[metadataKey: "file"] = .string(entry.path)
-        context.logger?[metadataKey: "stage"] = .string(configured.name)
-        context.timings = item.timings
-        context.journal = plan.journal
+    /// Calls the stage, timed (a ticket it renews on the way included): a thrown `ItemFailed` gives its failures,
+    /// any other error one failure of its own.
+    private func perform(_ configured: ConfiguredStage, at position: Int, renewable: [String: Int]) -> (
+        StageOutcome, [RuleFailure]
+    ) {
+        let context = context(for: configured, at: position)
         let stageBegan = Date()
         var outcome = StageOutcome.proceed
         var failures: [RuleFailure] = []
         do {
-            outcome = try configured.stage.run(item, context: context)
+            outcome = try runRenewingTicket(configured, at: position, context: context, renewable: renewable)
         } catch let failed as ItemFailed {
             failures = failed.failures
         } catch {
@@ -158,13 +156,21 @@ struct FileRun {
         return (outcome, [changed] + failures)
     }
 
-    private func context(for configured: ConfiguredStage, at position: Int) -> StageContext {
+    /// What the stage at `position` sees of the run: the journal's say on it, the file's logger and timings.
+    func context(for configured: ConfiguredStage, at position: Int) -> StageContext {
         var context = StageContext(
             settings: plan.settings, resultName: configured.resultName, progress: reportBytes, position: position,
             cancellation: plan.cancellation)
         if let progress = plan.progress {
             context.status = { @Sendable [id] text in progress.note(id, text) }
         }
+        context.wantsContentHash = plan.journaled
+        context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
+        context.uploadJournal = journaled?.uploadJournal(position: position)
+        context.logger?[metadataKey: "file"] = .string(item.path)
+        context.logger?[metadataKey: "stage"] = .string(configured.name)
+        context.timings = item.timings
+        context.journal = plan.journal
         return context
     }
 
@@ -194,7 +200,7 @@ struct FileRun {
 
     /// The file's report, with its facts and timings as they stand.
     private func report(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
-        var report = ItemReport(entry, status: status, failures: failures, skipReason: skip, facts: item.facts)
+        var report = ItemReport(item.file, status: status, failures: failures, skipReason: skip, facts: item.facts)
         report.timings = item.timings.json
         report.seconds = item.timings.seconds
         return report

@@ -7,43 +7,41 @@ import IngestNative
 /// a failed file of its own (a name that is not UTF-8, a symlink loop, a folder that cannot be read) so the rest of
 /// the batch goes on.
 package struct InputEntry: Sendable, Equatable {
-    /// The path as opened: the root joined with `relativePath`.
-    package var path: String
-    /// The path relative to the root it was found under; what reports show next to the root.
-    package var relativePath: String
-    /// Size when listed.
-    package var size: Int64
+    /// The file as listed (path, relative path, root, size, `stat`): its `Item` and journal row refer to it.
+    package var file: ListedFile
     /// Set when the entry cannot be worked on.
     package var problem: RuleFailure?
     /// Set when the entry is no file to work on (a FIFO, socket or device): reported as skipped with this reason.
     package var skipReason: String?
+
+    /// The path as opened: the root joined with `relativePath`.
+    package var path: String { file.path }
+    /// The path relative to the root it was found under; what reports show next to the root.
+    package var relativePath: String { file.relativePath }
+    /// Size when listed.
+    package var size: Int64 { file.size }
     /// The file or folder given on the command line that this entry was found under (the journal keys files by
     /// root and relative path).
-    package var root: String
+    package var root: String { file.root }
     /// The position of `root` among the walked roots (sorted, so the same on every run): two roots holding the
     /// same relative path, or one root given twice, still make distinct entries.
-    package var rootIndex: Int
+    package var rootIndex: Int { file.rootIndex }
     /// What the walker's own `stat` saw (size, mtime, inode): the journal's identity check reuses it instead of
     /// asking again for every file.
-    var status: FileStatus?
+    var status: FileStatus? { file.status }
 
-    /// The entry as reports see it (the cached `stat` does not count).
-    package static func == (left: InputEntry, right: InputEntry) -> Bool {
-        left.path == right.path && left.relativePath == right.relativePath && left.size == right.size
-            && left.problem == right.problem && left.skipReason == right.skipReason && left.root == right.root
-            && left.rootIndex == right.rootIndex
+    package init(file: ListedFile, problem: RuleFailure? = nil) {
+        self.file = file
+        self.problem = problem
     }
 
     package init(
         path: String, relativePath: String, size: Int64, problem: RuleFailure? = nil, root: String = "",
         rootIndex: Int = 0
     ) {
-        self.path = path
-        self.relativePath = relativePath
-        self.size = size
-        self.problem = problem
-        self.root = root
-        self.rootIndex = rootIndex
+        self.init(
+            file: ListedFile(path: path, relativePath: relativePath, root: root, rootIndex: rootIndex, size: size),
+            problem: problem)
     }
 }
 
@@ -142,10 +140,10 @@ package final class InputWalker: Sequence, IteratorProtocol {
         switch status.kind {
         case .regular:
             let name = root.split(separator: "/").last.map(String.init) ?? root
-            var entry = InputEntry(
-                path: root, relativePath: name, size: status.size, root: root, rootIndex: currentRootIndex)
-            entry.status = status
-            return entry
+            return InputEntry(
+                file: ListedFile(
+                    path: root, relativePath: name, root: root, rootIndex: currentRootIndex, size: status.size,
+                    status: status))
         case .directory:
             let directory = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
             return push(directory: directory, relativePrefix: "", depth: 0, status: status)
@@ -244,11 +242,10 @@ package final class InputWalker: Sequence, IteratorProtocol {
             guard isIncluded(relativePath) else { return nil }
             let fileStatus = status ?? (try? FileStatus(path: path, followLinks: true))
             if let fileStatus, isIgnored(fileStatus) { return nil }
-            var entry = InputEntry(
-                path: path, relativePath: relativePath, size: fileStatus?.size ?? 0, root: currentRoot,
-                rootIndex: currentRootIndex)
-            entry.status = fileStatus
-            return entry
+            return InputEntry(
+                file: ListedFile(
+                    path: path, relativePath: relativePath, root: currentRoot, rootIndex: currentRootIndex,
+                    size: fileStatus?.size ?? 0, status: fileStatus))
         default:
             guard isIncluded(relativePath) else { return nil }
             let special = status ?? (try? FileStatus(path: path, followLinks: true))

@@ -141,7 +141,7 @@ final class JournalSession: Sendable {
         let status: FileStatus
         do {
             // The walker's stat, taken a moment ago (one `stat` per file, not two).
-            if let known = entry.status {
+            if let known = item.validated {
                 status = known
             } else {
                 status = try FileStatus(path: entry.path, followLinks: true)
@@ -164,10 +164,9 @@ final class JournalSession: Sendable {
                 return .report(ItemReport(entry, status: .skipped, skipReason: reason))
             }
             let start = JournalStart(
-                root: root.canonical, relativePath: entry.relativePath, path: entry.path, size: status.size,
-                modified: status.modified, inode: status.inode, sha256: item.journalIdentity, pipeline: pipeline.name,
-                configHash: pipeline.configHash, templateValues: item.templateValues, dedupeKey: key,
-                keepStages: resuming, existingID: record?.id)
+                root: root.canonical, file: item.validated == nil ? item.file.relisted(status) : item.file,
+                sha256: item.journalIdentity, pipeline: pipeline.name, configHash: pipeline.configHash,
+                templateValues: item.templateValues, dedupeKey: key, keepStages: resuming, existingID: record?.id)
             return .run(
                 JournaledFile(store: store, start: start, restored: earlier.restored, cutShort: earlier.cutShort))
         } catch let failure as ItemFailed {

@@ -1,21 +1,23 @@
+import Foundation
 import IngestConfig
 import IngestCore
 import IngestJournal
-import Foundation
 import Synchronization
 
 /// One file's row in the journal while its stages run: what the row will say, its id once written, and the network
 /// stages an earlier run finished (their results are reused) or cut short. Each network stage is journaled as
 /// started before it runs and as finished right after, as barriers: nothing is sent that the journal could not record.
-/// A class, because a ticket renewal set up by an early stage writes to the row a later stage may create.
+/// A ticket renewed for a later stage (`stageRenewed`) replaces the answer journaled for the stage that made it.
 final class JournaledFile: Sendable {
     private let store: any JournalStore
     private struct Row {
         var start: JournalStart
         /// The row's id once `begin` wrote it (with the first network stage, or when the file ends).
         var id: Int64?
+        /// What each network stage done in this run left, by position: a renewal journals its answer over it.
+        var outputs: [Int: JSONObject] = [:]
     }
-    /// The file's worker writes it; a renewal may read the id from a stage's own thread.
+    /// Written by the file's worker (a class, so that `FileRun`, a value, shares one row).
     private let row: Mutex<Row>
     private var id: Int64? { row.withLock { $0.id } }
     /// Network stages an earlier run finished, by position.
@@ -42,7 +44,8 @@ final class JournaledFile: Sendable {
     /// What the stage at `position` may keep of its own transfer (a multipart upload's parts), once the row exists.
     func uploadJournal(position: Int) -> UploadJournal? {
         guard let id, let parts = store as? any MultipartJournal else { return nil }
-        return UploadJournal(store: parts, fileID: id, position: position, configHash: row.withLock { $0.start.configHash })
+        return UploadJournal(
+            store: parts, fileID: id, position: position, configHash: row.withLock { $0.start.configHash })
     }
 
     /// Journals a network stage as started; the row goes in first, with the uuid and date the stage's templates use.
@@ -78,7 +81,7 @@ final class JournaledFile: Sendable {
         try store.stageFinished(
             fileID: id ?? 0, position: position, name: configured.name, status: status, outputs: outputs,
             error: reason, barrier: true)
-        if status == .done { journalRenewals(of: item, stage: configured, position: position, outputs: outputs) }
+        if status == .done { row.withLock { $0.outputs[position] = outputs } }
     }
 
     /// Journals how the file ended (local records are batched).
@@ -92,33 +95,30 @@ final class JournaledFile: Sendable {
         }
     }
 
-    /// Makes a renewal of this stage's answer (an upload whose signed URL expired asks for a new ticket) replace the
-    /// journaled answer, committed before the upload that uses it starts: a run resumed after a crash between that
-    /// upload and its callback must call back with the renewed ticket's ids, not the expired one's. The row's id is
-    /// read when the renewal happens (the row may be written only by a later stage).
-    func journalRenewals(of item: Item, stage configured: ConfiguredStage, position: Int, outputs: JSONObject) {
-        guard let resultName = configured.resultName, let renew = item.rerun[resultName] else { return }
-        let name = configured.name
-        item.rerun[resultName] = { [weak item, self] in
-            let before = item?.facts ?? [:]
-            let outcome = try renew()
-            guard case .proceed = outcome, let item, let id = self.id else { return outcome }
-            var renewed = outputs
-            for (key, value) in JournaledFile.outputs(item, since: before, resultName: resultName).pairs {
-                renewed[key] = value
-            }
-            do {
-                try self.store.stageFinished(
-                    fileID: id, position: position, name: name, status: .done, outputs: renewed, error: nil,
-                    barrier: true)
-            } catch {
-                // Nothing is sent with a ticket the journal could not record.
-                throw ItemFailed(
-                    stage: name, rule: .journal,
-                    message: "the renewed '\(resultName)' could not be journaled (not used): \(error)")
-            }
-            return outcome
+    /// Journals the answer of the stage at `position`, run again to renew a ticket a later stage found expired, in
+    /// place of the answer journaled for it, committed before the later stage uses it: a run resumed after a crash
+    /// between that stage and the next must go on with the renewed ticket (its ids, its storage path), not the
+    /// expired one's. `before`: the item's facts before the renewal.
+    func stageRenewed(_ item: Item, stage configured: ConfiguredStage, position: Int, factsBefore before: JSONObject)
+        throws
+    {
+        guard let id else { return }
+        let resultName = configured.resultName
+        var renewed = row.withLock { $0.outputs[position] } ?? restored[position]?.outputs ?? [:]
+        for (key, value) in JournaledFile.outputs(item, since: before, resultName: resultName).pairs {
+            renewed[key] = value
         }
+        do {
+            try store.stageFinished(
+                fileID: id, position: position, name: configured.name, status: .done, outputs: renewed, error: nil,
+                barrier: true)
+        } catch {
+            // Nothing is sent with a ticket the journal could not record.
+            throw ItemFailed(
+                stage: configured.name, rule: .journal,
+                message: "the renewed '\(resultName ?? configured.name)' could not be journaled (not used): \(error)")
+        }
+        row.withLock { $0.outputs[position] = renewed }
     }
 
     /// A journal written without the raw answer (`result:NAME`) holds only the redacted facts: a ticket whose signed

@@ -298,9 +298,9 @@ public final class Runner: Sendable {
         case .granted?, nil: break
         }
         defer { session?.endLease(entry, root: root) }
-        let item = Item(
-            path: entry.path, relativePath: entry.relativePath, size: entry.size, root: entry.root,
-            rootIndex: entry.rootIndex)
+        // The file's one record of where it is and what it was when listed, from here on: its item, its journal row
+        // and its report read it (the walker's `stat`, or one taken now).
+        let item = Item(file: entry.file.statted())
         defer { removeTemporaryFiles(of: item) }
         var journaled: JournaledFile?
         switch session?.prepare(entry, item: item, root: root, settings: settings) {
@@ -316,7 +316,7 @@ public final class Runner: Sendable {
             return .later(until: until)
         case nil: break
         }
-        return .report(FileRun(plan: fileRunPlan, entry: entry, id: id, item: item, journaled: journaled).run())
+        return .report(FileRun(plan: fileRunPlan, id: id, item: item, journaled: journaled).run())
     }
 
     /// Temp files and a transcoded artifact in the work folder belong to the file alone: removed once it is finished.

@@ -1,5 +1,5 @@
-import IngestCore
 import Foundation
+import IngestCore
 import IngestNative
 
 /// The files seen but not yet taken, each with what was last seen of it and since when. A file is due once its size
@@ -73,8 +73,7 @@ struct SettleTable {
             }
             guard known.writer == .unknown else { continue }
             var entry = known.entry
-            entry.size = status.size
-            entry.status = status
+            entry.file = entry.file.relisted(status)
             due.append(entry)
             pending[path] = nil
         }

@@ -216,8 +216,7 @@ final class WatchFeed: Sendable {
             }
             guard state.dirty.remove(report.path) != nil, let status, status.kind == .regular else { return }
             var noted = entry
-            noted.size = status.size
-            noted.status = status
+            noted.file = entry.file.relisted(status)
             state.table.note(noted, status: status, writer: nil, now: now)
         }
     }

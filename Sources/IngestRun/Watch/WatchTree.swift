@@ -1,6 +1,6 @@
+import Foundation
 import IngestConfig
 import IngestCore
-import Foundation
 import IngestNative
 
 /// The folders `ingest watch` was given and the input rules that say which of their files are inputs: the
@@ -88,11 +88,10 @@ struct WatchTree: Sendable {
 
     /// The entry for a regular file, as `InputWalker` makes it.
     func entry(_ root: Root, _ relativePath: String, status: FileStatus) -> InputEntry {
-        var entry = InputEntry(
-            path: path(root, relativePath), relativePath: relativePath, size: status.size, root: root.given,
-            rootIndex: root.index)
-        entry.status = status
-        return entry
+        InputEntry(
+            file: ListedFile(
+                path: path(root, relativePath), relativePath: relativePath, root: root.given, rootIndex: root.index,
+                size: status.size, status: status))
     }
 
     /// Walks the folder `relativePath` of `root` (depth `depth`) and the folders below it that are watched: `folder`

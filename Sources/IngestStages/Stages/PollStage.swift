@@ -92,21 +92,11 @@ package struct PollStage: Stage {
         limiter = options.network.rate.map(RateLimiter.init(rate:))
     }
 
-    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
-        registerRenewal(item, context: context)
-        return try wait(item, context: context)
-    }
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome { try wait(item, context: context) }
 
-    /// A result reused from the journal may hold signed URLs that expired since: a later `save` can ask again.
-    package func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }
-
-    func registerRenewal(_ item: Item, context: StageContext) {
-        guard let name = context.resultName else { return }
-        item.rerun[name] = { [weak item] in
-            guard let item else { return .proceed }
-            return try self.wait(item, context: context)
-        }
-    }
+    /// The last answer may hold signed URLs that expire (also one from the journal of a resumed run): a later
+    /// `save` refused by one has the job read again.
+    package var renewsAnswer: Bool { true }
 
     /// GETs until `until` holds, `fail_when` holds (the file fails), or `timeout` passes.
     func wait(_ item: Item, context: StageContext) throws -> StageOutcome {

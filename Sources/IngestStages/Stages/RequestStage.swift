@@ -120,26 +120,19 @@ package struct RequestStage: Stage {
     }
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
-        registerRenewal(item, context: context)
-        return try perform(item, context: context, verifying: context.mayHaveRunBefore)
+        try perform(item, context: context, verifying: context.mayHaveRunBefore)
     }
 
     /// A call with `verify:` that a killed run cut short is verified only once it cannot still be in flight.
     package var settleSeconds: Double? { options.verify.map { $0.settle?.seconds ?? options.timeout.seconds } }
 
-    /// A ticket reused from the journal may have expired since: an upload can still ask for a fresh one.
-    package func reused(_ item: Item, context: StageContext) { registerRenewal(item, context: context) }
+    /// A ticket whose signed URL expired (also one from the journal of a resumed run, the likeliest to have
+    /// expired) is asked for again.
+    package var renewsAnswer: Bool { true }
 
-    /// Lets a later upload ask for this ticket again when its signed URL expired — also when the ticket came from
-    /// the journal (a resumed run), whose URL is the likeliest to have expired.
-    func registerRenewal(_ item: Item, context: StageContext) {
-        if let name = context.resultName {
-            // Weak: the item owns this closure, and a strong capture would keep every finished item alive.
-            item.rerun[name] = { [weak item] in
-                guard let item else { return .proceed }
-                return try self.perform(item, context: context)
-            }
-        }
+    /// The call again, for a fresh ticket: not verified first, since the earlier call was answered.
+    package func renew(_ item: Item, context: StageContext) throws -> StageOutcome {
+        try perform(item, context: context)
     }
 
     /// `verifying`: the call may have been made before, unanswered: `verify:` is asked first (not for a renewal,

@@ -130,54 +130,43 @@ package struct SaveStage: Stage {
         return name
     }
 
-    /// Downloads one text, capped at `max_bytes`; a signed URL refused as expired (400/403) is renewed once by
-    /// asking the stage that gave it again.
+    /// Downloads one text, capped at `max_bytes`. A signed URL refused as expired (400/403) throws `TicketExpired`:
+    /// the run renews the answer it came from (a `poll`, a `request`) and runs the stage again, once.
     private func download(
         _ url: Template, to path: String, item: Item, scope: TemplateScope, context: StageContext
     ) throws -> [UInt8] {
-        var renewed = false
-        while true {
-            var request = HTTPRequest(method: "GET", url: try url.render(scope))
-            request.maxResponseBytes = Int(min(options.maxBytes.bytes, Int64(Int.max - 1))) + 1
-            request.timeout = 300
-            options.network.apply(to: &request)
-            var exchange = Exchange(
-                stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
-                logger: context.logger, timings: context.timings)
-            let tap = context.rehearsal(for: item, stage: Self.name, success: 200)
-            exchange.rehearsal = tap
-            let outcome = try exchange.send(request)
-            let response = outcome.response
-            let shown = "GET \(Redaction.url(request.url)) (for \(path))"
-            if (200...299).contains(response.status) {
-                if response.truncated || response.body.count > options.maxBytes.bytes {
-                    throw ItemFailed(
-                        stage: Self.name, rule: .maxBytes,
-                        message: "\(shown) gave more than max_bytes \(options.maxBytes); nothing was written",
-                        expected: "≤ \(options.maxBytes)", actual: "more")
-                }
-                return response.body
+        var request = HTTPRequest(method: "GET", url: try url.render(scope))
+        request.maxResponseBytes = Int(min(options.maxBytes.bytes, Int64(Int.max - 1))) + 1
+        request.timeout = 300
+        options.network.apply(to: &request)
+        var exchange = Exchange(
+            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
+            logger: context.logger, timings: context.timings)
+        exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: 200)
+        let outcome = try exchange.send(request)
+        let response = outcome.response
+        let shown = "GET \(Redaction.url(request.url)) (for \(path))"
+        if (200...299).contains(response.status) {
+            if response.truncated || response.body.count > options.maxBytes.bytes {
+                throw ItemFailed(
+                    stage: Self.name, rule: .maxBytes,
+                    message: "\(shown) gave more than max_bytes \(options.maxBytes); nothing was written",
+                    expected: "≤ \(options.maxBytes)", actual: "more")
             }
-            let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
-            if !renewed, [400, 403].contains(response.status), let rerun = renewal(url, item: item) {
-                item.addNote("\(Self.name): renewed the result URLs after \(response.status)\(said)")
-                _ = try rerun()
-                renewed = true
-                continue
-            }
-            let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
-            throw ItemFailed(
-                stage: Self.name, rule: .status,
-                message: "\(shown) answered \(ServerMessage.statusLine(response.status))\(attempts)\(said); "
-                    + "nothing was written",
-                expected: "2xx", actual: String(response.status))
+            return response.body
         }
-    }
-
-    /// The earlier stage (a `poll`, a `request`) whose answer the URL comes from, when it can be asked again.
-    private func renewal(_ url: Template, item: Item) -> (() throws -> StageOutcome)? {
-        let roots = url.variables.map { String($0.split(separator: ".")[0]) }
-        return roots.lazy.compactMap { item.rerun[$0] }.first
+        let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
+        let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
+        let failure = ItemFailed(
+            stage: Self.name, rule: .status,
+            message: "\(shown) answered \(ServerMessage.statusLine(response.status))\(attempts)\(said); "
+                + "nothing was written",
+            expected: "2xx", actual: String(response.status))
+        guard [400, 403].contains(response.status), !context.ticketRenewed else { throw failure }
+        throw TicketExpired(
+            stage: Self.name, results: TicketExpired.resultNames(url.variables), what: "the result URL",
+            said: "\(response.status)\(said)",
+            note: "\(Self.name): renewed the result URLs after \(response.status)\(said)", failure: failure)
     }
 
     /// Writes every file, each whole or not at all (temp file, fsync, rename); folders are made as needed.

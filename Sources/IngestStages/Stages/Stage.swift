@@ -25,9 +25,14 @@ package protocol Stage: Sendable {
     func checkReadyToRun() throws
     /// Works on one item. Throws `ItemFailed` when the file breaks a rule; other errors become an internal failure.
     func run(_ item: Item, context: StageContext) throws -> StageOutcome
-    /// Called instead of `run` when a resumed file reuses this stage's journaled results: a stage whose answer can
-    /// go stale (a ticket's signed URL) sets up its renewal here. Does nothing by default.
-    func reused(_ item: Item, context: StageContext)
+    /// True when running the stage again gives a fresh answer under its `as:` name (a ticket's signed URL, a job's
+    /// signed result URLs): when a later stage finds what it rendered from that answer expired (it throws
+    /// `TicketExpired`), the run renews the answer through `renew`. Default false.
+    var renewsAnswer: Bool { get }
+    /// Asks again for the answer saved under `as:`, for a later stage that found it expired: the call `run` makes,
+    /// without what only a first call does. The run calls it (`FileRun`), journals the new answer and runs the
+    /// later stage again. Default: `run`.
+    func renew(_ item: Item, context: StageContext) throws -> StageOutcome
     /// Seconds after its journaled start that a call this stage made, cut short by a run that died, may still be in
     /// flight; a resumed file waits that long before the stage checks (`verify:`) whether the call was done. nil:
     /// nothing to wait for (the stage does not verify its calls). Default nil.
@@ -36,7 +41,8 @@ package protocol Stage: Sendable {
 
 extension Stage {
     package func checkReadyToRun() throws {}
-    package func reused(_ item: Item, context: StageContext) {}
+    package var renewsAnswer: Bool { false }
+    package func renew(_ item: Item, context: StageContext) throws -> StageOutcome { try run(item, context: context) }
     package var settleSeconds: Double? { nil }
     package static var usesNetwork: Bool { false }
     package static var writesWorkFiles: Bool { false }

@@ -5,8 +5,9 @@ import IngestNetwork
 import IngestTemplates
 
 /// What `put` and `s3-post` share: one request carrying the file to a URL that a ticket handed out, retried by
-/// `Exchange`, judged by `expect`, and — when the signed URL or POST policy expired — sent again once with a fresh
-/// ticket (the request stage that made it runs again). The methods differ only in the request they build.
+/// `Exchange`, judged by `expect`. When the signed URL or POST policy expired it throws `TicketExpired`: the run
+/// renews the ticket (the request stage that made it runs again) and runs the upload again, once. The methods
+/// differ only in the request they build.
 protocol SignedURLUpload: UploadMethod {
     var options: UploadStage.Options { get }
     var limiter: RateLimiter? { get }
@@ -26,34 +27,25 @@ struct PreparedUpload {
 
 extension SignedURLUpload {
     func upload(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
-        var renewed = false
-        while true {
-            let prepared: PreparedUpload
-            do {
-                prepared = try prepare(item, scope: scope)
-            } catch let failed as ItemFailed
-                where failed.failures.allSatisfy({ $0.rule == .policy("expiration") }) && options.onExpired == .renew
-                && !renewed
-            {
-                try renewTicket(item, said: failed.failures.first?.message)
-                renewed = true
-                continue
-            }
-            let (outcome, observer) = try send(prepared, item: item, context: context)
-            let response = outcome.response
-            if prepared.expected.contains(response.status) {
-                if let file = prepared.request.body?.file, observer.count == file.size { observer.store(on: item) }
-                if let name = context.resultName { item.facts[name] = Self.result(prepared, response) }
-                return .proceed
-            }
-            let said = ServerMessage.of(response)
-            if UploadStage.isExpired(response), options.onExpired == .renew, !renewed {
-                try renewTicket(item, said: said)
-                renewed = true
-                continue
-            }
-            throw Self.refusal(prepared, outcome, said: said, renewed: renewed)
+        let renews = options.onExpired == .renew && !context.ticketRenewed
+        let prepared: PreparedUpload
+        do {
+            prepared = try prepare(item, scope: scope)
+        } catch let failed as ItemFailed
+            where failed.failures.allSatisfy({ $0.rule == .policy("expiration") }) && renews
+        {
+            throw ticketExpired(said: failed.failures.first?.message)
         }
+        let (outcome, observer) = try send(prepared, item: item, context: context)
+        let response = outcome.response
+        if prepared.expected.contains(response.status) {
+            if let file = prepared.request.body?.file, observer.count == file.size { observer.store(on: item) }
+            if let name = context.resultName { item.facts[name] = Self.result(prepared, response) }
+            return .proceed
+        }
+        let said = ServerMessage.of(response)
+        if UploadStage.isExpired(response), renews { throw ticketExpired(said: said) }
+        throw Self.refusal(prepared, outcome, said: said, renewed: context.ticketRenewed)
     }
 
     /// Renders the URL, content type and headers, and builds the method's request (a file that cannot be read
@@ -132,20 +124,14 @@ extension SignedURLUpload {
         return min(file.size, max(0, response.bytesSent - Int64(body.head.count)))
     }
 
-    /// Runs again the request stage whose `as:` result the URL or fields come from, so they are re-rendered from a
-    /// fresh ticket.
-    private func renewTicket(_ item: Item, said: String?) throws {
-        let roots = ((options.url?.variables ?? []) + (options.fields?.variables ?? []))
-            .map { String($0.split(separator: ".")[0]) }
-        guard let name = roots.first(where: { item.rerun[$0] != nil }), let rerun = item.rerun[name] else {
-            throw ItemFailed(
+    /// The signed URL or policy expired: the run renews the ticket the URL or fields were rendered from, so they are
+    /// re-rendered from a fresh one.
+    private func ticketExpired(said: String?) -> TicketExpired {
+        let results = TicketExpired.resultNames((options.url?.variables ?? []) + (options.fields?.variables ?? []))
+        return TicketExpired(
+            stage: UploadStage.name, results: results, what: "the signed URL", said: said ?? "403",
+            failure: ItemFailed(
                 stage: UploadStage.name, rule: .expired,
-                message: "the signed URL expired (\(said ?? "403")) and no earlier request stage made it with `as:`")
-        }
-        if case .skip(let reason) = try rerun() {
-            throw ItemFailed(
-                stage: UploadStage.name, rule: .expired,
-                message: "the signed URL expired and renewing the ticket '\(name)' was refused: \(reason)")
-        }
+                message: "the signed URL expired (\(said ?? "403")) and no earlier request stage made it with `as:`"))
     }
 }

@@ -150,7 +150,9 @@ final class HTTPBodyReader {
                 position += Int64(count)
             } else if position < headCount + fileSize, let file = body.file {
                 let offset = position - headCount
-                let wanted = Int(min(Int64(room), fileSize - offset))
+                let available = Int(min(Int64(room), fileSize - offset))
+                let wanted = Self.alignedLength(
+                    available, into: buffer + written, from: file.offset + offset, nextCallInto: buffer)
                 let got = pread(descriptor, buffer + written, wanted, off_t(file.offset + offset))
                 if got < 0 {
                     if errno == EINTR { continue }
@@ -169,6 +171,7 @@ final class HTTPBodyReader {
                     problem = .changed(change)
                     return nil
                 }
+                if wanted < available { break }  // cut short to align the next call's read: curl sends this much
             } else {
                 let start = Int(position - headCount - fileSize)
                 let count = min(room, body.tail.count - start)
@@ -180,6 +183,32 @@ final class HTTPBodyReader {
             }
         }
         return written
+    }
+
+    /// How many of `wanted` bytes to read now from file offset `offset` into `destination`, so that the reads of the
+    /// calls after this one (into `buffer`, curl's upload buffer, which it passes again each time) are mutually
+    /// aligned: the buffer's and the file offset's positions within a 4 KiB page are equal.
+    ///
+    /// Why: the kernel copies a `pread` from the page cache with `rep movsb`, which on AMD Zen is three to four times
+    /// slower when the destination sits 1-31 bytes past the source modulo 4 KiB. curl's 256 KiB upload buffer is
+    /// glibc-mmapped at 16 bytes into a page, and the file offsets step by 256 KiB from 0, so every read of a PUT
+    /// landed 16 bytes "ahead": measured on this machine, `_copy_to_iter` took 54 % of a 2 GiB PUT's samples against
+    /// 22 % in `curl -T` (whose 64 KiB buffer happens to sit 64 bytes before the source), and a bare 2 GiB `pread`
+    /// loop took 6.3 s with the buffer 16 bytes into a page against 1.5 s page-aligned. One shorter read (this one)
+    /// brings the file offset in step with the buffer; with a 256 KiB capacity every later read stays in step.
+    static func alignedLength(
+        _ wanted: Int, into destination: UnsafeMutableRawPointer, from offset: Int64,
+        nextCallInto buffer: UnsafeMutableRawPointer
+    ) -> Int {
+        let page = 4096
+        let skew = (Int(bitPattern: destination) &- Int(truncatingIfNeeded: offset)) & (page - 1)
+        guard skew != 0 else { return wanted }
+        // The next call starts at `buffer` and at file offset `offset + length`: in step when the length is
+        // congruent to (buffer - offset) modulo a page. The longest such length up to `wanted`, if there is one.
+        let step = (Int(bitPattern: buffer) &- Int(truncatingIfNeeded: offset)) & (page - 1)
+        guard wanted > step else { return wanted }
+        let length = wanted - ((wanted - step) & (page - 1))
+        return length > 0 ? length : wanted
     }
 
     /// Checked when the file's last byte has been read, before it is handed to curl.

@@ -9,13 +9,9 @@ import Testing
 @Suite(.serialized) struct TusUploadTests {
     let ingest = TestPaths.ingest
 
-    /// Random bytes: no two files alike, nothing compressible.
+    /// Random bytes: no two files alike (a random seed), nothing compressible.
     func randomFile(_ path: String, bytes: Int) throws {
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        var generator = SystemRandomNumberGenerator()
-        let data = Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        try data.write(to: URL(fileURLWithPath: path))
+        try writeRandomFile(path, size: bytes, seed: UInt64.random(in: 1...UInt64.max))
     }
 
     func pipeline(_ folder: TemporaryFolder, _ server: TusServer, extra: String = "") throws -> String {

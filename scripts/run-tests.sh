@@ -8,7 +8,7 @@
 # tests at a time and leaves the CPU idle while they wait; two processes run four.
 #
 # FIRST: the suites that start SeaweedFS or PostgreSQL (each test process starts its own, so they stay in one), then
-# tus, HTTP/2, watch and no-leak runs, so that both processes take about as long. One suite alone, as before:
+# tus, HTTP/2, watch, no-leak and journal runs, so that both processes take about as long. One suite alone, as before:
 # `swift test --filter SuiteName`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,7 @@ swift=${SWIFT:-swift}
 "$swift" build --build-tests || exit $?
 bundle="$("$swift" build --show-bin-path)/ingestPackageTests.xctest"
 
-first='S3|Seed|Upload|Postgres|VerifiedCall|VerboseS3|URLEncoding|Tus|HTTP2|NoLeak|Watch'
+first='S3|Seed|Upload|Postgres|VerifiedCall|VerboseS3|URLEncoding|Tus|HTTP2|NoLeak|Watch|Journal'
 FIRST="^IngestTests\\.(${first})\\w*/"
 
 log=$(mktemp)
@@ -30,6 +30,6 @@ pid=$!
 second=$?
 wait "$pid"
 first=$?
-echo "--- run alongside in a second process: the suites that use SeaweedFS or PostgreSQL, tus, HTTP/2, watch ---"
+echo "--- run alongside in a second process: the suites with SeaweedFS or PostgreSQL, tus, HTTP/2, watch, journal ---"
 cat "$log"
 [ "$xctest" = 0 ] && [ "$first" = 0 ] && [ "$second" = 0 ]

@@ -137,7 +137,15 @@ import Testing
         (["run", "--lease-seconds"], "--lease-seconds must be a number of seconds between 1 and 86400"),
     ]
 
-    @Test(arguments: absurd + ["-0", "0", "86401", ""])
+    /// The command line takes bare numbers (`Int(text)` or `Double(text)`, no units): every value with a unit fails
+    /// that one parse, so `1e300s` stands for the six others (`99999999999999999999h`, `3600000000000000000000s`,
+    /// `9223372036854775s`, `1e300B`, `99999999999999999999TB`, `-5MB`), which stay in `pipelineNumbers` where units
+    /// are parsed. Six options × six values fewer runs of `ingest`.
+    static let commandLineValues =
+        absurd.filter { ["nan", "inf", "-inf", ".nan", ".inf"].contains($0) || $0.last?.isLetter != true }
+        + ["1e300s", "-0", "0", "86401", ""]
+
+    @Test(arguments: commandLineValues)
     func commandLineNumbers(_ value: String) throws {
         let folder = try TemporaryFolder("cli-numbers")
         defer { folder.remove() }

@@ -48,8 +48,10 @@ install: release
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/ingest"
 
+# scripts/run-tests.sh: `swift test`'s tests in two processes at once (one process runs only as many tests at a time
+# as there are cores, most of them waiting on a subprocess or a server; the script says more).
 test: build
-	$(SWIFT) test
+	SWIFT=$(SWIFT) bash scripts/run-tests.sh
 
 demo: build
 	$(INGEST) validate pipelines/preflight.yml Samples/ ; status=$$?; \

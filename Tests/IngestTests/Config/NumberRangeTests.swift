@@ -137,7 +137,15 @@ import Testing
         (["run", "--lease-seconds"], "--lease-seconds must be a number of seconds between 1 and 86400"),
     ]
 
-    @Test(arguments: absurd + ["-0", "0", "86401", ""])
+    /// The command line takes bare numbers (`Int(text)` or `Double(text)`, no units): every value with a unit fails
+    /// that one parse, so `1e300s` stands for the six others (`99999999999999999999h`, `3600000000000000000000s`,
+    /// `9223372036854775s`, `1e300B`, `99999999999999999999TB`, `-5MB`), which stay in `pipelineNumbers` where units
+    /// are parsed. Six options × six values fewer runs of `ingest`.
+    static let commandLineValues =
+        absurd.filter { ["nan", "inf", "-inf", ".nan", ".inf"].contains($0) || $0.last?.isLetter != true }
+        + ["1e300s", "-0", "0", "86401", ""]
+
+    @Test(arguments: commandLineValues)
     func commandLineNumbers(_ value: String) throws {
         let folder = try TemporaryFolder("cli-numbers")
         defer { folder.remove() }
@@ -168,11 +176,13 @@ import Testing
         #expect(over.status == 2)
     }
 
-    /// A 20 MB value in an error is cut to a few hundred characters, with its length said.
+    /// A huge value (issue 12: a 20 MB scalar gave a 20 MB line) in an error is cut to a few hundred characters, with
+    /// its length said. 100,000 characters, 500 times the cut: a million cost 20 s of CPU in the debug build for the
+    /// same path (any value over 200 characters is cut).
     @Test func longValuesAreCutInErrors() throws {
         let folder = try TemporaryFolder("long")
         defer { folder.remove() }
-        let long = String(repeating: "9", count: 1_000_000)
+        let long = String(repeating: "9", count: 100_000)
         let pipeline = try folder.file(
             "p.yml",
             "version: 1\nname: n\nconcurrency: \(long)\nstages:\n  - request: {url: 'http://127.0.0.1:9/', method: \(long)}\n"
@@ -181,7 +191,7 @@ import Testing
         #expect(result.status == 2)
         #expect(result.stdout.count < 2000, "\(result.stdout.count) characters of error")
         #expect(result.stdout.split(separator: "\n").count == 3)
-        #expect(result.stdout.contains("(1000000 characters)"))
+        #expect(result.stdout.contains("(100000 characters)"))
         #expect(result.stdout.contains("concurrency must be between 1 and 1024"))
     }
 }

@@ -8,7 +8,7 @@ final class FixtureBackend: Sendable {
     let port: Int
     let folder: TemporaryFolder
     let scheme: String
-    private let process: Process
+    private let server: FixtureProcess
 
     /// The S3 bucket signed URLs upload into, when the fixture forwards them to a real S3 server.
     let bucket: String?
@@ -45,12 +45,9 @@ final class FixtureBackend: Sendable {
         }
         self.bucket = s3 == nil ? nil : bucket
         folder = try TemporaryFolder("backend")
-        let portFile = folder.path + "/port"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            ["python3", TestPaths.root + "/Tests/Fixtures/backend.py", "--port-file", portFile, "--faults", faults]
-            + (bearer.map { ["--bearer", $0] } ?? []) + s3Arguments + (upstream.map { ["--upstream", $0] } ?? [])
+        let arguments =
+            ["--faults", faults] + (bearer.map { ["--bearer", $0] } ?? []) + s3Arguments
+            + (upstream.map { ["--upstream", $0] } ?? [])
             + (urlTTL.map { ["--url-ttl", String($0)] } ?? []) + (tls.map { ["--tls", $0.cert, $0.key] } ?? [])
             + (acceptRepeats ? ["--accept-repeats"] : [])
             + (urlStyle.map { ["--url-style", $0] } ?? [])
@@ -61,36 +58,16 @@ final class FixtureBackend: Sendable {
                     "--s3-secret-key", $0.server.secretKey, "--s3-region", $0.server.region,
                 ]
             } ?? [])
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        var found: Int?
-        for _ in 0..<500 {  // bounded by attempts: up to ~10 s on a loaded machine
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text) {
-                found = value
-                break
-            }
-            if !process.isRunning { break }
-            usleep(20_000)
-        }
-        guard let found else {
-            process.terminate()
-            throw FixtureError(message: "the fixture backend did not start")
-        }
-        port = found
+        server = try FixtureProcess(
+            "backend.py", arguments, portFile: folder.path + "/port", failure: "the fixture backend did not start")
+        port = server.ports[0]
     }
 
     var base: String { "\(scheme)://127.0.0.1:\(port)" }
 
     /// The fixture's `/_state` as a JSON object (over HTTPS, trusting `caBundle`).
     func state(caBundle: String? = nil) throws -> [String: Any] {
-        var request = HTTPRequest(method: "GET", url: base + "/_state")
-        request.caBundle = caBundle
-        let result = HTTPClient.shared.perform(request)
-        guard case .success(let response) = result, response.status == 200,
-            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        else { throw FixtureError(message: "GET /_state failed: \(result)") }
-        return object
+        try fixtureState(base + "/_state", caBundle: caBundle)
     }
 
     func objects() throws -> [String: [String: Any]] { (try state()["objects"] as? [String: [String: Any]]) ?? [:] }
@@ -120,10 +97,7 @@ final class FixtureBackend: Sendable {
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        server.stop()
         folder.remove()
     }
 
@@ -142,7 +116,8 @@ func environmentWithoutProxies(_ extra: [String: String] = [:]) -> [String: Stri
     return environment
 }
 
-/// A file of `size` pseudo-random bytes (deterministic per seed), written in 1 MiB pieces.
+/// A file of `size` pseudo-random bytes (deterministic per seed), written in 1 MiB pieces. Eight bytes per xorshift
+/// step: the tests are a debug build, where a loop per byte cost a second of CPU per 48 MiB.
 @discardableResult
 func writeRandomFile(_ path: String, size: Int, seed: UInt64 = 1) throws -> String {
     try FileManager.default.createDirectory(
@@ -154,14 +129,14 @@ func writeRandomFile(_ path: String, size: Int, seed: UInt64 = 1) throws -> Stri
     var remaining = size
     while remaining > 0 {
         let count = min(remaining, 1 << 20)
-        var bytes = [UInt8](repeating: 0, count: count)
-        for index in 0..<count {
+        var words = [UInt64](repeating: 0, count: (count + 7) / 8)
+        for index in words.indices {
             state ^= state << 13
             state ^= state >> 7
             state ^= state << 17
-            bytes[index] = UInt8(truncatingIfNeeded: state)
+            words[index] = state
         }
-        try handle.write(contentsOf: bytes)
+        try words.withUnsafeBytes { try handle.write(contentsOf: $0.prefix(count)) }
         remaining -= count
     }
     return path
@@ -185,7 +160,8 @@ func makeSelfSignedCertificate(in folder: TemporaryFolder) throws -> (cert: Stri
     let made = try runTool(
         "openssl",
         [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj",
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+            "-out", cert, "-days", "2", "-subj",
             "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
         ])
     guard made.status == 0 else { throw FixtureError(message: "openssl req failed: \(made.stderr)") }

@@ -3,43 +3,41 @@ import IngestNative
 
 /// Tests/Fixtures/h2server.py (hypercorn: a real HTTP/2 server) over TLS, with a certificate for 127.0.0.1 signed by
 /// a CA made for this server with `openssl`; pipelines trust it through `ca_bundle: <caBundle>`. `stop()` ends it
-/// (the process this object started).
-final class H2Server {
+/// (the process this object started). `shared()` is one server for the test process: tests tell their requests
+/// apart by path, so a suite pays for one start (hypercorn's import, the certificates) and one stop, not one per test.
+final class H2Server: Sendable {
     let port: Int
     let folder: TemporaryFolder
     /// The PEM file of the test CA that signed the server's certificate.
     let caBundle: String
-    private let process: Process
+    private let server: FixtureProcess
 
     init() throws {
         folder = try TemporaryFolder("h2server")
         caBundle = folder.path + "/ca.pem"
         let (cert, key) = try Self.makeCertificate(in: folder.path)
-        let portFile = folder.path + "/port"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", TestPaths.root + "/Tests/Fixtures/h2server.py", "--port-file", portFile, "--tls", cert, key,
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var found: Int?
-        for _ in 0..<1500 {  // hypercorn takes seconds to import on a loaded machine: up to ~30 s
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text) {
-                found = value
-                break
-            }
-            if !process.isRunning { break }
-            usleep(20_000)
-        }
-        guard let found else {
-            if process.isRunning { process.terminate() }
-            folder.remove()
-            throw FixtureError(message: "h2server.py did not start (is hypercorn installed? `make deps`)")
-        }
-        port = found
+        server = try FixtureProcess(
+            "h2server.py", ["--tls", cert, key], portFile: folder.path + "/port",
+            attempts: 1500,  // hypercorn takes seconds to import on a loaded machine: up to ~30 s
+            failure: "h2server.py did not start (is hypercorn installed? `make deps`)")
+        port = server.ports[0]
     }
+
+    /// The test process's server, started on first use; a failed start is remembered. At exit it is killed (it would
+    /// also leave on its own: h2server.py exits when its parent is gone) and its folder removed.
+    static func shared() throws -> H2Server { try instance.get() }
+
+    private static let instance: Result<H2Server, any Error> = {
+        let result = Result { try H2Server() }
+        if case .success = result {
+            atexit {
+                guard case .success(let server) = H2Server.instance else { return }
+                server.server.stop(signal: SIGKILL)
+                server.folder.remove()
+            }
+        }
+        return result
+    }()
 
     var base: String { "https://127.0.0.1:\(port)" }
 
@@ -52,11 +50,15 @@ final class H2Server {
             toFile: extensions, atomically: true, encoding: .utf8)
         let steps: [[String]] = [
             [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", caKey, "-out", ca, "-days", "2", "-subj",
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", caKey,
+                "-out", ca, "-days", "2", "-subj",
                 "/CN=ingest test CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext",
                 "keyUsage=critical,keyCertSign",
             ],
-            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"],
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out",
+                request, "-subj", "/CN=127.0.0.1",
+            ],
             [
                 "x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", cert, "-days",
                 "2", "-extfile", extensions,
@@ -71,20 +73,11 @@ final class H2Server {
 
     /// How many requests arrived on each path (`GET /_state`), asked over HTTP/2 trusting the test CA.
     func requests() throws -> [String: Int] {
-        var request = HTTPRequest(method: "GET", url: base + "/_state")
-        request.caBundle = caBundle
-        let result = HTTPClient.shared.perform(request)
-        guard case .success(let response) = result, response.status == 200,
-            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        else { throw FixtureError(message: "GET /_state failed: \(result)") }
-        return object["requests"] as? [String: Int] ?? [:]
+        try fixtureState(base + "/_state", caBundle: caBundle)["requests"] as? [String: Int] ?? [:]
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        server.stop()
         folder.remove()
     }
 

@@ -8,40 +8,19 @@ import IngestNative
 final class TusServer {
     let port: Int
     let folder: TemporaryFolder
-    private let process: Process
+    private let server: FixtureProcess
 
     /// `checksum`: the server announces and checks the checksum extension (a cut PATCH then keeps nothing);
     /// `maxPatchBytes`: PATCH bodies above it are refused with 413.
     init(checksum: Bool = false, maxPatchBytes: Int? = nil) throws {
         folder = try TemporaryFolder("tus")
-        let portFile = folder.path + "/port"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            [
-                "python3", TestPaths.root + "/Tests/Fixtures/tus_server.py", "--store", folder.path + "/store",
-                "--port-file", portFile,
-            ]
-            + (checksum ? ["--checksum"] : []) + (maxPatchBytes.map { ["--max-patch-bytes", String($0)] } ?? [])
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var found: Int?
-        for _ in 0..<1500 {  // FastAPI takes seconds to import on a loaded machine
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text) {
-                found = value
-                break
-            }
-            if !process.isRunning { break }
-            usleep(20_000)
-        }
-        guard let found else {
-            if process.isRunning { process.terminate() }
-            folder.remove()
-            throw FixtureError(
-                message: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make deps)")
-        }
-        port = found
+        server = try FixtureProcess(
+            "tus_server.py",
+            ["--store", folder.path + "/store"] + (checksum ? ["--checksum"] : [])
+                + (maxPatchBytes.map { ["--max-patch-bytes", String($0)] } ?? []),
+            portFile: folder.path + "/port", attempts: 1500,  // FastAPI takes seconds to import when loaded
+            failure: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make deps)")
+        port = server.ports[0]
     }
 
     var creationURL: String { "http://127.0.0.1:\(port)/files" }
@@ -60,10 +39,7 @@ final class TusServer {
     }
 
     func stats() throws -> Stats {
-        let result = HTTPClient.shared.perform(HTTPRequest(method: "GET", url: "http://127.0.0.1:\(port)/_stats"))
-        guard case .success(let response) = result, response.status == 200,
-            let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
-        else { throw FixtureError(message: "GET /_stats failed: \(result)") }
+        let object = try fixtureState("http://127.0.0.1:\(port)/_stats")
         var stats = Stats(
             patchBytes: (object["patch_bytes"] as? NSNumber)?.int64Value ?? -1,
             requests: object["requests"] as? [String: Int] ?? [:], deleted: object["deleted"] as? [String] ?? [],
@@ -116,10 +92,7 @@ final class TusServer {
 
     /// Killed, not asked: uvicorn's graceful stop would wait on the test client's kept-alive connection.
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        server.stop(signal: SIGKILL)
         folder.remove()
     }
 

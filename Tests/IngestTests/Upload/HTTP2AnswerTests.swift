@@ -13,8 +13,7 @@ import Testing
             failure: [String: Any], requests: Int
         )
     {
-        let server = try H2Server()
-        defer { server.stop() }
+        let server = try H2Server.shared()
         let folder = try TemporaryFolder(name)
         defer { folder.remove() }
         try writeRandomFile(folder.path + "/in/u/a.mov", size: 3_000_000)

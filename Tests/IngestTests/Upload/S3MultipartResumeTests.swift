@@ -17,8 +17,10 @@ import Testing
 @Suite(.serialized) struct S3MultipartResumeTests {
     let server: SeaweedFS
     let bucket = "ingest-s3-resume"
-    static let size = 48 << 20
-    static let parts = 10  // 5 MiB parts: nine whole, one of 3 MiB
+    /// Six parts: four pass before the kill, so the resumed run has two left to send (fewer parts would not tell
+    /// "only the missing ones" from "all"; more only cost time).
+    static let size = 28 << 20
+    static let parts = 6  // 5 MiB parts: five whole, one of 3 MiB
 
     init() throws {
         server = try SeaweedFS.shared()
@@ -101,6 +103,20 @@ import Testing
         try setup.proxy.setFaults("[]")
     }
 
+    /// The set-up every test here shares: its folder and proxy (stopped at the end), `ingest run` killed after four
+    /// parts (`killAfterFourParts`), and the one upload that leaves open on S3, whose id `body` gets.
+    func withRunKilledAfterFourParts(_ name: String, _ body: (Setup, String) throws -> Void) throws {
+        let setup = try setUp(name)
+        defer {
+            setup.proxy.stop()
+            setup.folder.remove()
+        }
+        try killAfterFourParts(setup)
+        let open = try openUploads(setup.key)
+        try #require(open.count == 1, "\(open)")
+        try body(setup, open[0])
+    }
+
     /// Upload ids S3 still holds open for `key` (ListMultipartUploads).
     func openUploads(_ key: String) throws -> [String] {
         let listing = try server.curl(["\(server.endpoint)/\(bucket)?uploads="])
@@ -136,101 +152,80 @@ import Testing
     /// Killed after four parts: `ingest status` shows the file as resumable, and the next run sends only the parts
     /// S3 lacks (no new CreateMultipartUpload), completes the same upload, and leaves no upload open.
     @Test func killedMidUploadResumesWithTheMissingPartsOnly() throws {
-        let setup = try setUp("kill")
-        defer {
-            setup.proxy.stop()
-            setup.folder.remove()
-        }
-        try killAfterFourParts(setup)
-        let open = try openUploads(setup.key)
-        try #require(open.count == 1, "\(open)")
-        let stored = try storedParts(setup.key, open[0])
-        #expect(stored >= 4 && stored < Self.parts, "S3 holds \(stored) parts")
-        let status = try runCommand(
-            TestPaths.ingest, ["status", "--journal", setup.journal], environment: environment,
-            directory: setup.folder.path)
-        #expect(status.stdout.contains("resumable: \(stored) of \(Self.parts) parts stored"), "\(status.stdout)")
-        #expect(status.stdout.contains("s3://\(bucket)/\(setup.key)"), "\(status.stdout)")
+        try withRunKilledAfterFourParts("kill") { setup, uploadID in
+            let stored = try storedParts(setup.key, uploadID)
+            #expect(stored >= 4 && stored < Self.parts, "S3 holds \(stored) parts")
+            let status = try runCommand(
+                TestPaths.ingest, ["status", "--journal", setup.journal], environment: environment,
+                directory: setup.folder.path)
+            #expect(status.stdout.contains("resumable: \(stored) of \(Self.parts) parts stored"), "\(status.stdout)")
+            #expect(status.stdout.contains("s3://\(bucket)/\(setup.key)"), "\(status.stdout)")
 
-        let start = try setup.proxy.requests().count
-        let (second, reports) = try run(setup)
-        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
-        #expect(reports.first?["status"] as? String == "passed", "\(reports)")
-        let sent = try methods(setup, since: start)
-        // Only the missing parts, then CompleteMultipartUpload: no CreateMultipartUpload, no part sent twice.
-        #expect(sent.filter { $0 == "PUT" }.count == Self.parts - stored, "\(sent)")
-        #expect(sent.filter { $0 == "POST" }.count == 1, "\(sent)")
-        try expectStoredCopy(setup, of: setup.input)
-        #expect(try openUploads(setup.key).isEmpty)
-        #expect(journaledParts(setup) == 0)
+            let start = try setup.proxy.requests().count
+            let (second, reports) = try run(setup)
+            #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+            #expect(reports.first?["status"] as? String == "passed", "\(reports)")
+            let sent = try methods(setup, since: start)
+            // Only the missing parts, then CompleteMultipartUpload: no CreateMultipartUpload, no part sent twice.
+            #expect(sent.filter { $0 == "PUT" }.count == Self.parts - stored, "\(sent)")
+            #expect(sent.filter { $0 == "POST" }.count == 1, "\(sent)")
+            try expectStoredCopy(setup, of: setup.input)
+            #expect(try openUploads(setup.key).isEmpty)
+            #expect(journaledParts(setup) == 0)
+        }
     }
 
     /// The file is rewritten between the runs: the old upload is aborted (no parts stay billed) and a new one sent
     /// whole.
     @Test func contentChangedBetweenRunsAbortsTheOldUpload() throws {
-        let setup = try setUp("changed")
-        defer {
-            setup.proxy.stop()
-            setup.folder.remove()
+        try withRunKilledAfterFourParts("changed") { setup, _ in
+            usleep(20_000)  // a new mtime even on a coarse clock
+            _ = try writeRandomFile(setup.input, size: Self.size, seed: 12)
+            let start = try setup.proxy.requests().count
+            let (second, _) = try run(setup)
+            #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+            let sent = try methods(setup, since: start)
+            #expect(sent.filter { $0 == "DELETE" }.count == 1, "the old upload was not aborted: \(sent)")
+            #expect(sent.filter { $0 == "PUT" }.count == Self.parts, "\(sent)")
+            try expectStoredCopy(setup, of: setup.input)
+            #expect(try openUploads(setup.key).isEmpty)
         }
-        try killAfterFourParts(setup)
-        let old = try openUploads(setup.key)
-        try #require(old.count == 1, "\(old)")
-        usleep(20_000)  // a new mtime even on a coarse clock
-        _ = try writeRandomFile(setup.input, size: Self.size, seed: 12)
-        let start = try setup.proxy.requests().count
-        let (second, _) = try run(setup)
-        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
-        let sent = try methods(setup, since: start)
-        #expect(sent.filter { $0 == "DELETE" }.count == 1, "the old upload was not aborted: \(sent)")
-        #expect(sent.filter { $0 == "PUT" }.count == Self.parts, "\(sent)")
-        try expectStoredCopy(setup, of: setup.input)
-        #expect(try openUploads(setup.key).isEmpty)
     }
 
     /// The upload is aborted behind ingest's back: ListParts answers NoSuchUpload and the next run starts over
     /// cleanly (a new upload, every part, nothing left open, nothing left journaled).
     @Test func noSuchUploadStartsOver() throws {
-        let setup = try setUp("gone")
-        defer {
-            setup.proxy.stop()
-            setup.folder.remove()
+        try withRunKilledAfterFourParts("gone") { setup, uploadID in
+            let aborted = try server.curl([
+                "-X", "DELETE", "\(server.endpoint)/\(bucket)/\(setup.key)?uploadId=\(uploadID)",
+            ])
+            #expect(aborted.status == 204 || aborted.status == 200, "\(aborted)")
+            let start = try setup.proxy.requests().count
+            let (second, _) = try run(setup)
+            #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+            let sent = try methods(setup, since: start)
+            // After the HEAD that looks for a finished object: ListParts, answered NoSuchUpload.
+            #expect(sent.first { $0 != "HEAD" } == "GET", "ListParts first: \(sent)")
+            #expect(sent.filter { $0 == "PUT" }.count == Self.parts, "\(sent)")
+            try expectStoredCopy(setup, of: setup.input)
+            #expect(try openUploads(setup.key).isEmpty)
+            #expect(journaledParts(setup) == 0)
         }
-        try killAfterFourParts(setup)
-        let old = try openUploads(setup.key)
-        try #require(old.count == 1, "\(old)")
-        let aborted = try server.curl(["-X", "DELETE", "\(server.endpoint)/\(bucket)/\(setup.key)?uploadId=\(old[0])"])
-        #expect(aborted.status == 204 || aborted.status == 200, "\(aborted)")
-        let start = try setup.proxy.requests().count
-        let (second, _) = try run(setup)
-        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
-        let sent = try methods(setup, since: start)
-        // After the HEAD that looks for a finished object: ListParts, answered NoSuchUpload.
-        #expect(sent.first { $0 != "HEAD" } == "GET", "ListParts first: \(sent)")
-        #expect(sent.filter { $0 == "PUT" }.count == Self.parts, "\(sent)")
-        try expectStoredCopy(setup, of: setup.input)
-        #expect(try openUploads(setup.key).isEmpty)
-        #expect(journaledParts(setup) == 0)
     }
 
     /// The resumed run fails for good (S3 refuses the next part with 403): the upload begun by the killed run is
     /// aborted, so no upload stays open, and the journal no longer offers it.
     @Test func failedForGoodAbortsTheResumedUpload() throws {
-        let setup = try setUp("refused")
-        defer {
-            setup.proxy.stop()
-            setup.folder.remove()
+        try withRunKilledAfterFourParts("refused") { setup, _ in
+            try setup.proxy.setFaults(
+                #"[{"method": "PUT", "path": "/\#(bucket)/", "action": "status", "status": 403, "times": 1000}]"#)
+            let (second, reports) = try run(setup)
+            #expect(second.status != 0)
+            let failure = (reports.first?["failures"] as? [[String: Any]])?.first
+            #expect(failure?["rule"] as? String == "denied", "\(reports)")
+            #expect((failure?["message"] as? String)?.contains("multipart upload aborted") == true, "\(reports)")
+            #expect(try openUploads(setup.key).isEmpty)
+            #expect(journaledParts(setup) == 0)
         }
-        try killAfterFourParts(setup)
-        try #require(try openUploads(setup.key).count == 1)
-        try setup.proxy.setFaults(
-            #"[{"method": "PUT", "path": "/\#(bucket)/", "action": "status", "status": 403, "times": 1000}]"#)
-        let (second, reports) = try run(setup)
-        #expect(second.status != 0)
-        let failure = (reports.first?["failures"] as? [[String: Any]])?.first
-        #expect(failure?["rule"] as? String == "denied", "\(reports)")
-        #expect((failure?["message"] as? String)?.contains("multipart upload aborted") == true, "\(reports)")
-        #expect(try openUploads(setup.key).isEmpty)
-        #expect(journaledParts(setup) == 0)
     }
 }

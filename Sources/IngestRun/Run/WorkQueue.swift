@@ -6,6 +6,12 @@ import Synchronization
 /// more threads than cores (the journal's writer is one more), waking every thread on every report made them fight
 /// over the lock and cost more than the work itself.
 final class WorkQueue: Sendable {
+    /// The walker's closure, held in a struct: a closure held in the Mutex directly was wrapped in one more
+    /// reabstraction thunk at every `withLock` (in a debug build), so each `take()` made every later call deeper
+    /// and a run over ~10,000 files overflowed a worker's stack.
+    private struct Walk {
+        let next: () -> InputEntry?
+    }
     private struct State {
         var nextIndex = 0
         var nextToEmit = 0
@@ -27,11 +33,11 @@ final class WorkQueue: Sendable {
     private let roomInWindow = NSCondition()
     /// The walker, asked for the next entry under its lock, so indices follow the walk's order and directories are
     /// read without holding `state` (reports are not held up meanwhile).
-    private let walking: Mutex<() -> InputEntry?>
+    private let walking: Mutex<Walk>
     private let window: Int
 
     init(next: sending @escaping () -> InputEntry?, window: Int) {
-        self.walking = Mutex(next)
+        self.walking = Mutex(Walk(next: next))
         self.window = window
     }
 
@@ -49,9 +55,9 @@ final class WorkQueue: Sendable {
             roomInWindow.wait()
         }
         roomInWindow.unlock()
-        let taken: (Int, InputEntry)? = walking.withLock { next in
+        let taken: (Int, InputEntry)? = walking.withLock { walk in
             let stop = state.withLock { $0.cancelled || $0.walkerDone }
-            guard !stop, let entry = next() else { return nil }
+            guard !stop, let entry = walk.next() else { return nil }
             let index = state.withLock { state in
                 defer { state.nextIndex += 1 }
                 return state.nextIndex

@@ -130,8 +130,18 @@ package enum Redaction {
                 previous = (previous.1, byte)
             }
             if !nonASCII {
-                let lower = text.lowercased()
-                credentialWord = lower.contains("bearer") || lower.contains("basic")
+                let lower = text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }
+                credentialWord = TextMarks.contains(lower, "bearer") || TextMarks.contains(lower, "basic")
+            }
+        }
+
+        /// True when the lowercased ASCII bytes hold `word`.
+        private static func contains(_ bytes: [UInt8], _ word: StaticString) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard bytes.count >= count else { return false }
+            let start = word.utf8Start
+            return (0...(bytes.count - count)).contains { offset in
+                (0..<count).allSatisfy { bytes[offset + $0] == start[$0] }
             }
         }
 

@@ -11,6 +11,11 @@
 #   SIZES="1000 10000" RUNS=1 bash Benchmarks/journal.sh     # smaller
 #   INGEST=/path/to/ingest bash Benchmarks/journal.sh         # another build (e.g. an older commit's), no build
 #   CONFIG=debug                                              # the debug build instead of release
+# Nothing is deleted while it measures: each run writes a destination folder of its own and each size gets its own
+# media folder (all removed at the end; RUNS=3 over the three sizes keeps ~780,000 small files, ~3 GiB). On ext4
+# without a journal (this machine's /tmp) a new inode is not taken from those freed in the last 60-360 s
+# (`recently_deleted`): a run that followed `rm -rf` of the last run's files spent up to a third of its samples there,
+# and that run was always the journaled one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH="$PWD/Benchmarks"
@@ -25,19 +30,21 @@ RUNS="${RUNS:-3}"
 SIZES="${SIZES:-1000 10000 100000}"
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-cat >"$WORK/p.yml" <<'YML'
+# The pipeline for one run, uploading to a destination folder of its own (dest-TAG).
+pipeline() {
+    cat >"p-$1.yml" <<YML
 version: 1
 name: bench-journal
 stages:
   - validate: { extensions: [txt], max_bytes: 1MB, sniff: false }
-  - upload: { method: local, dir: dest }
+  - upload: { method: local, dir: dest-$1 }
 YML
+}
 cd "$WORK"
 
-# Makes N files of 1 KiB under media/ (100 a folder).
+# Makes N files of 1 KiB under media-N/ (100 a folder).
 make_files() {
-    rm -rf media
-    python3 - media "$1" <<'PY'
+    python3 - "media-$1" "$1" <<'PY'
 import os, sys
 root, n = sys.argv[1], int(sys.argv[2])
 body = b"x" * 1000
@@ -53,7 +60,10 @@ PY
 # Runs ingest once; prints "wall-seconds cpu-seconds peak-wal-bytes" (cpu = user + sys of ingest), the -wal file
 # sampled every 20 ms meanwhile.
 timed_run() {
-    python3 "$BENCH/timed_run.py" .ingest/journal.sqlite-wal 1 "$INGEST" run p.yml media -q --report-format jsonl "$@"
+    local tag="$1"
+    shift
+    python3 "$BENCH/timed_run.py" .ingest/journal.sqlite-wal 1 "$INGEST" run "p-$tag.yml" "media-$N" -q \
+        --report-format jsonl "$@"
 }
 # Seconds (an expression) per file of the current size, in µs.
 us() { echo "$1 * 1000000 / $N" | bc -l; }
@@ -70,13 +80,14 @@ for N in $SIZES; do
     : >without.txt
     : >with.txt
     : >rerun.txt
-    for _ in $(seq "$RUNS"); do
-        rm -rf dest .ingest
-        timed_run --no-journal >>without.txt
-        rm -rf dest .ingest
-        timed_run >>with.txt
+    for round in $(seq "$RUNS"); do
+        pipeline "$N-$round-none"
+        pipeline "$N-$round-journal"
+        timed_run "$N-$round-none" --no-journal >>without.txt
+        rm -rf .ingest
+        timed_run "$N-$round-journal" >>with.txt
         # Every file done: each is skipped from the journal.
-        timed_run >>rerun.txt
+        timed_run "$N-$round-journal" >>rerun.txt
     done
     a=$(column_median 1 <without.txt)
     b=$(column_median 1 <with.txt)

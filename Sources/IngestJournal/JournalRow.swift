@@ -34,7 +34,10 @@ enum JournalRow {
     }
 
     static func object(_ value: some JournalColumn) -> JSONObject {
-        guard let text = value.textValue, case .object(let object)? = try? JSONValue.parse(text) else { return [:] }
+        // `{}` (facts of a file whose stages added none) needs no parser.
+        guard let text = value.textValue, text != "{}", case .object(let object)? = try? JSONValue.parse(text) else {
+            return [:]
+        }
         return object
     }
 

@@ -6,13 +6,13 @@ extension SQLiteJournal {
     /// The record of one file, or nil when the journal has never seen it.
     package func record(root: String, relativePath: String) throws -> JournalRecord? {
         try read { reader in
-            let rows = try reader.statement(
-                "SELECT \(JournalSchema.recordColumns) FROM files WHERE root = ?1 AND relative_path = ?2"
-            )
-            .rows([.text(root), .text(relativePath)])
+            let rows = try reader.statement(SQLiteJournal.recordSQL).rows([.text(root), .text(relativePath)])
             return rows.first.map(JournalRecord.init(row:))
         }
     }
+
+    /// Built once: the statement cache is keyed by the SQL, made and hashed anew for each file otherwise.
+    static let recordSQL = "SELECT \(JournalSchema.recordColumns) FROM files WHERE root = ?1 AND relative_path = ?2"
 
     /// True when the journal holds any file under `root` (a new batch needs no lookup per file).
     package func knows(root: String) throws -> Bool {

@@ -112,6 +112,13 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     package static func writeString(_ s: String, to out: inout String) {
+        // Most strings (paths, names, ids) need no escape: appended whole, not a scalar at a time.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += "\""
+            out += s
+            out += "\""
+            return
+        }
         out += "\""
         out.append(s) { scalar in
             switch scalar {

@@ -161,4 +161,24 @@ import Testing
         #expect(Redaction.text("token=abc: next") == "token=REDACTED: next")
         #expect(Redaction.text("sig=a:b:c") == "sig=REDACTED")
     }
+
+    /// `Redaction.text` runs a rule only on text holding the characters that rule needs: each rule still applies on
+    /// the smallest text it redacts, text with none of them comes back as it was, and text past ASCII (which ICU's
+    /// case folding may match in ways a byte check would not) goes through every rule.
+    @Test func eachRuleStillAppliesWhereItsCharactersAre() {
+        let cases: [(String, String)] = [
+            ("https://u:pw@h/x", "https://u:REDACTED@h/x"),
+            ("sig=abc", "sig=REDACTED"),
+            (#"{"token": "abc"}"#, #"{"token": "REDACTED"}"#),
+            ("Cookie: a", "Cookie: REDACTED"),
+            ("Authorization=Token abc", "Authorization=Token REDACTED"),
+            ("a BEARER abc", "a BEARER REDACTED"),
+            ("é basic abc", "é basic REDACTED"),
+            ("already done (journal)", "already done (journal)"),
+            ("media/d0001/f000100.txt", "media/d0001/f000100.txt"),
+        ]
+        for (text, redacted) in cases { #expect(Redaction.text(text) == redacted, "\(text)") }
+        // ICU matches `(?i)basic` on the long s (ſ); such text is not judged by its bytes.
+        #expect(Redaction.text("baſic abc") == "baſic REDACTED")
+    }
 }

@@ -146,10 +146,9 @@ package struct RequestStage: Stage {
         }
         let request = try makeRequest(scope)
         let document = try options.firestore?.commit(url: request.url, scope: scope, stage: Self.name).name
-        var exchange = Exchange(
-            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
-            logger: context.logger, timings: context.timings)
-        exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: options.expect?.first ?? 200)
+        var exchange = context.exchange(
+            stage: Self.name, network: options.network, limiter: limiter, for: item,
+            success: options.expect?.first ?? 200)
         if let verify = options.verify {
             // A retry after an answer lost mid-call is a repeat too: asked first.
             exchange.inDoubt = { try self.verifiedDone(verify, item: item, scope: scope, context: context) }

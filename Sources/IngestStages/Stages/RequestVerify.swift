@@ -78,10 +78,9 @@ extension RequestStage {
         request.timeout = verify.timeout.seconds
         options.network.apply(to: &request)
         let shown = "\(method) \(Redaction.url(request.url))"
-        var exchange = Exchange(
-            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
-            logger: context.logger, timings: context.timings)
-        exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: verify.expect?.first ?? 200)
+        let exchange = context.exchange(
+            stage: Self.name, network: options.network, limiter: limiter, for: item,
+            success: verify.expect?.first ?? 200)
         let outcome: Exchange.Outcome
         do {
             outcome = try exchange.send(request)

@@ -139,10 +139,8 @@ package struct SaveStage: Stage {
         request.maxResponseBytes = Int(min(options.maxBytes.bytes, Int64(Int.max - 1))) + 1
         request.timeout = 300
         options.network.apply(to: &request)
-        var exchange = Exchange(
-            stage: Self.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
-            logger: context.logger, timings: context.timings)
-        exchange.rehearsal = context.rehearsal(for: item, stage: Self.name, success: 200)
+        let exchange = context.exchange(
+            stage: Self.name, network: options.network, limiter: limiter, for: item, success: 200)
         let outcome = try exchange.send(request)
         let response = outcome.response
         let shown = "GET \(Redaction.url(request.url)) (for \(path))"

@@ -80,11 +80,9 @@ extension SignedURLUpload {
         let observer = DigestObserver(sha256: false, identity: identifies, mode: identifies ? .inline : .countOnly)
         let total = prepared.request.body?.file?.size
         observer.progress = { context.reportProgress(done: $0, total: total) }
-        var exchange = Exchange(
-            stage: UploadStage.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
-            logger: context.logger, timings: context.timings)
-        exchange.rehearsal = context.rehearsal(
-            for: item, stage: UploadStage.name, success: prepared.expected.first ?? 200)
+        let exchange = context.exchange(
+            stage: UploadStage.name, network: options.network, limiter: limiter, for: item,
+            success: prepared.expected.first ?? 200)
         return (try exchange.send(prepared.request, observer: observer), observer)
     }
 

@@ -25,7 +25,7 @@ import Testing
     static func runner(_ folder: TemporaryFolder, metrics: RunMetrics, journal: any JournalStore) throws -> Runner {
         let yaml = DisposalTests.pipeline("").replacingOccurrences(of: "dir: dest", with: "dir: \(folder.path)/dest")
         let pipeline = try Pipeline.parse(yaml: yaml, source: "test.yml", environment: [:])
-        var settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
+        let settings = RunSettings(workDirectory: folder.path + "/work", environment: [:])
         return Runner(pipeline: pipeline, settings: settings, journal: journal, metrics: metrics)
     }
 

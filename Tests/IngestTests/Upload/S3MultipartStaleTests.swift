@@ -22,15 +22,13 @@ extension S3MultipartResumeTests {
     /// it to SeaweedFS which of the two same-numbered parts it listed and completed, so the case came and went).
     /// The resumed run sends part 2 again with the parts S3 lacks.
     @Test func aStoredPartThatDiffersFromTheLocalPartIsSentAgain() throws {
-        let setup = try setUp("differs")
-        defer {
-            setup.proxy.stop()
-            setup.folder.remove()
+        try withRunKilledAfterFourParts("differs") { setup, upload in
+            try resumeWithPartTwoListedAsAnother(setup, upload: upload)
         }
-        try killAfterFourParts(setup)
-        let open = try openUploads(setup.key)
-        try #require(open.count == 1, "\(open)")
-        let stored = try storedParts(setup.key, open[0])
+    }
+
+    private func resumeWithPartTwoListedAsAnother(_ setup: Setup, upload: String) throws {
+        let stored = try storedParts(setup.key, upload)
         try setup.proxy.setFaults(
             """
             [{"method": "GET", "path": "/\(bucket)/\(setup.key)", "action": "tamper", "element": "ETag",
@@ -52,14 +50,10 @@ extension S3MultipartResumeTests {
     @Test(arguments: ["part_size: 6MiB", "backoff: 60ms"]) func aChangedPartSizeOrPipelineAbortsTheOldUpload(
         change: String
     ) throws {
-        let setup = try setUp("stale")
-        defer {
-            setup.proxy.stop()
-            setup.folder.remove()
-        }
-        try killAfterFourParts(setup)
-        let old = try openUploads(setup.key)
-        try #require(old.count == 1, "\(old)")
+        try withRunKilledAfterFourParts("stale") { setup, upload in try resume(setup, upload: upload, after: change) }
+    }
+
+    private func resume(_ setup: Setup, upload: String, after change: String) throws {
         let text = try String(contentsOfFile: setup.pipeline, encoding: .utf8)
         let option = String(change.prefix { $0 != ":" })
         let line = try #require(text.split(separator: "\n").first { $0.contains("\(option):") })
@@ -71,7 +65,7 @@ extension S3MultipartResumeTests {
         #expect(reports.first?["status"] as? String == "passed", "\(reports)")
         let reason = option == "part_size" ? "the part size changed (5242880 → 6291456 bytes)" : "the pipeline changed"
         #expect(
-            second.stderr.contains("multipart upload \(old[0]) not resumed: \(reason) (multipart upload aborted)"),
+            second.stderr.contains("multipart upload \(upload) not resumed: \(reason) (multipart upload aborted)"),
             "\(second.stderr)")
         let sent = try methods(setup, since: start)
         #expect(sent.filter { $0 == "DELETE" }.count == 1, "the old upload was not aborted: \(sent)")

@@ -95,7 +95,7 @@ package enum Redaction {
     package static func text(_ text: String) -> String {
         let marks = TextMarks(text)
         var result = text
-        for (index, (pattern, template)) in textRules.enumerated() where marks.mayMatch(rule: index) {
+        for (pattern, template, mayMatch) in textRules where mayMatch(marks) {
             let range = NSRange(result.startIndex..., in: result)
             result = pattern.stringByReplacingMatches(in: result, options: [], range: range, withTemplate: template)
         }
@@ -144,54 +144,49 @@ package enum Redaction {
                 (0..<count).allSatisfy { bytes[offset + $0] == start[$0] }
             }
         }
-
-        /// False when rule `index` of `textRules` cannot match this text.
-        func mayMatch(rule index: Int) -> Bool {
-            switch index {
-            case 0: return schemeSeparator
-            case 1: return equals
-            case 2: return quote && colon
-            case 3: return colon
-            case 4: return colon || equals
-            case 5: return credentialWord || nonASCII
-            default: return true
-            }
-        }
     }
 
     static func alternatives(_ names: Set<String>) -> String {
         names.sorted { $0.count > $1.count }.map(NSRegularExpression.escapedPattern(for:)).joined(separator: "|")
     }
 
-    static let textRules: [(NSRegularExpression, String)] = [
+    /// Each rule with the marks it cannot match without (see `TextMarks`).
+    static let textRules: [(NSRegularExpression, String, @Sendable (TextMarks) -> Bool)] = rules.map {
+        (try! NSRegularExpression(pattern: $0.pattern), $0.template, $0.needs)
+    }
+
+    private static let rules: [(pattern: String, template: String, needs: @Sendable (TextMarks) -> Bool)] = [
         // a URL's password: scheme://user:password@host
-        (#"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@?#"'<>]*):[^/\s?#"'<>]*@"#, "$1:\(placeholder)@"),
+        (#"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@?#"'<>]*):[^/\s?#"'<>]*@"#, "$1:\(placeholder)@", { $0.schemeSeparator }),
         // query parameters and Authorization's `Signature=`: name=value up to a separator (`X-Goog-Signature` is
         // found as itself and `X-Amz-Security-Token` as itself, not as `Signature`/`Token` inside a longer name); a
         // `:` before a space or the end is the text's (`upload q?sig=x.mov: PUT …`), not the value's
         (
             #"(?i)(?<![A-Za-z0-9_-])("# + alternatives(secretQueryNames)
                 + #")=(?!REDACTED\b)(?:[^&\s"',;<>\\:]|:(?!\s|$)|\\/)+"#,
-            "$1=\(placeholder)"
+            "$1=\(placeholder)", { $0.equals }
         ),
         // JSON-ish fields: "name": "value"
         (
             #"(?i)("(?:"# + alternatives(secretFieldNames.subtracting(["authorization"]))
                 + #")"\s*:\s*)"(?:[^"\\]|\\.)*""#,
-            "$1\"\(placeholder)\""
+            "$1\"\(placeholder)\"", { $0.quote && $0.colon }
         ),
         // headers written as `Name: value`
-        (#"(?i)\b("# + alternatives(secretHeaderNames) + #")(\s*:\s*)[^\r\n]+"#, "$1$2\(placeholder)"),
+        (#"(?i)\b("# + alternatives(secretHeaderNames) + #")(\s*:\s*)[^\r\n]+"#, "$1$2\(placeholder)", { $0.colon }),
         // Authorization with a scheme other than AWS4 (which keeps its Credential=, its Signature= is above) and
         // other than bearer/basic (below): `Authorization: Token abc`, `"authorization": "Token abc"`
         (
             #"(?i)\b((?:proxy-)?authorization"?\s*[:=]\s*"?)(?!AWS4-|bearer\s|basic\s|REDACTED)"#
                 + #"([A-Za-z][\w.-]*\s+)?[^\s",;]+"#,
-            "$1$2\(placeholder)"
+            "$1$2\(placeholder)", { $0.colon || $0.equals }
         ),
         // bearer and basic credentials anywhere (Authorization headers included)
-        (#"(?i)\b(bearer|basic)\s+(?!REDACTED\b)[A-Za-z0-9._~+/=-]+"#, "$1 \(placeholder)"),
-    ].map { (try! NSRegularExpression(pattern: $0.0), $0.1) }
+        (
+            #"(?i)\b(bearer|basic)\s+(?!REDACTED\b)[A-Za-z0-9._~+/=-]+"#, "$1 \(placeholder)",
+            { $0.credentialWord || $0.nonASCII }
+        ),
+    ]
 
     /// `scheme://user:password@host…` with the password replaced (the user is kept: it says who).
     static func userinfo(_ url: String) -> String {

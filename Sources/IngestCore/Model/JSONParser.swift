@@ -135,17 +135,20 @@ private struct JSONTextParser {
 
     mutating func string() throws -> String {
         index += 1  // opening quote
-        // Most strings have no escape: decoded in one piece up to the closing quote.
-        if let end = bytes[index...].firstIndex(where: {
-            $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20
-        }),
-            bytes[end] == UInt8(ascii: "\"")
-        {
-            defer { index = end + 1 }
-            return String(decoding: bytes[index..<end], as: UTF8.self)
-        }
         var scalars = String.UnicodeScalarView()
         var run: [UInt8] = []
+        // Most strings have no escape: decoded in one piece up to the closing quote. Otherwise the plain bytes
+        // before the first escape are taken in one piece too, and the loop below goes on from there.
+        if let end = bytes[index...].firstIndex(where: {
+            $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20
+        }) {
+            if bytes[end] == UInt8(ascii: "\"") {
+                defer { index = end + 1 }
+                return String(decoding: bytes[index..<end], as: UTF8.self)
+            }
+            run.append(contentsOf: bytes[index..<end])
+            index = end
+        }
         func flush() {
             scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars)
             run.removeAll(keepingCapacity: true)

@@ -99,6 +99,10 @@ struct PipelineLinter {
             }
         }
 
+        issues += sizeRulesBeforeFit().map {
+            PipelineLintIssue(severity: .warning, location: $0.location, message: $0.message)
+        }
+
         // `as` names given twice: later stages only see the last one.
         var named: [String: ConfiguredStage] = [:]
         for stage in configured {

@@ -53,6 +53,8 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     package static let noVideo = RuleName("no_video")
     package static let noAudio = RuleName("no_audio")
     package static let metadata = RuleName("metadata")
+    /// `fit`: the recording cannot land under the limit even at the smallest picture step (`video.cannot_fit`).
+    package static let cannotFit = RuleName("cannot_fit")
 
     // Network stages (upload, request, lookup) and what the server answered.
     package static let network = RuleName("network")

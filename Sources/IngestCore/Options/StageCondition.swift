@@ -6,6 +6,7 @@ import Foundation
 package struct StageCondition: StageOptions, Sendable {
     package var extensions: [String]?
     package var paths: [String]?
+    package var enabled: Bool?
     package init() {}
 
     package static var fields: [OptionField<StageCondition>] {
@@ -14,11 +15,16 @@ package struct StageCondition: StageOptions, Sendable {
                 "extensions", \.extensions, doc: "The stage applies to files with one of these extensions (any case)."),
             OptionField(
                 "paths", \.paths, doc: "The stage applies to files whose path under the input root matches a glob."),
+            OptionField(
+                "enabled", \.enabled,
+                doc: "`false`: the stage applies to no file — an opt-out a variable can set (`enabled: ${FIT:-true}`)."),
         ]
     }
 
     package func validate(at node: ConfigNode) throws {
-        if extensions == nil && paths == nil { throw node.error("'when' needs 'extensions' or 'paths'") }
+        if extensions == nil && paths == nil && enabled == nil {
+            throw node.error("'when' needs 'extensions', 'paths' or 'enabled'")
+        }
         if extensions?.isEmpty == true || paths?.isEmpty == true {
             throw node.error("'when' with an empty list matches no file")
         }
@@ -26,6 +32,7 @@ package struct StageCondition: StageOptions, Sendable {
 
     /// True when the stage should run on `item`.
     package func matches(_ item: Item) -> Bool {
+        if enabled == false { return false }
         if let extensions {
             let wanted = extensions.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) }
             if !wanted.contains(item.fileExtension) { return false }

@@ -123,10 +123,12 @@ package struct VideoEncoderSettings: Sendable {
     package var x264Params: String?
     /// libx264 threads; 0 = one per core, as x264 chooses.
     package var threads: Int
+    /// One pass of a two-pass encode at `bitRate`; nil for a single pass.
+    package var pass: RateControlPass?
 
     package init(
         width: Int, height: Int, crf: Int, bitRate: Int?, preset: String, frameRate: (num: Int32, den: Int32),
-        x264Params: String? = nil, threads: Int = 0
+        x264Params: String? = nil, threads: Int = 0, pass: RateControlPass? = nil
     ) {
         self.width = width
         self.height = height
@@ -136,6 +138,7 @@ package struct VideoEncoderSettings: Sendable {
         self.frameRate = frameRate
         self.x264Params = x264Params
         self.threads = threads
+        self.pass = pass
     }
 }
 
@@ -189,6 +192,7 @@ package final class MediaEncoder {
                 av_dict_set(&options, "crf", String(settings.crf), 0)
             }
             if let params = settings.x264Params, !params.isEmpty { av_dict_set(&options, "x264-params", params, 0) }
+            settings.pass?.apply(to: context, options: &options)
             try ffmpegCall("avcodec_open2(libx264)") { avcodec_open2(context, codec, &options) }
             // An option libx264 did not take (a misspelt preset is caught by x264 itself) stays in the dictionary.
             if let left = av_dict_get(options, "", nil, AV_DICT_IGNORE_SUFFIX), let key = left.pointee.key {

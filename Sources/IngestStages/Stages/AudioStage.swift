@@ -12,6 +12,7 @@ package struct AudioStage: Stage {
         package var channels = 1
         package var sampleRate = 44100
         package var onDecodeError = DecodeErrorPolicy.fail
+        package var fit: FitOptions?
         package init() {}
 
         package static var fields: [OptionField<Options>] {
@@ -28,6 +29,11 @@ package struct AudioStage: Stage {
                     "on_decode_error", \.onDecodeError,
                     doc: "`fail` the file on a damaged packet, or `skip` it and count it in the fact.",
                     default: "fail"),
+                OptionField(
+                    "fit", \.fit,
+                    doc:
+                        "`{max_bytes: 25MB}`: land the .m4a at or under the limit — passed through when it fits, else `bitrate` or, when the duration needs it, the lower rate the limit allows; `cannot_fit` below 16 kbit/s per channel.",
+                    default: "none"),
             ]
         }
 
@@ -65,18 +71,22 @@ package struct AudioStage: Stage {
         let source = try audioSource(of: before)
 
         var fact = JSONObject()
-        fact["bitrate"] = .int(Int64(options.bitrate.bitsPerSecond))
+        // With `fit`, the rate is the configured one or, when the limit cannot hold that, the one it can.
+        let limit = options.fit?.maxBytes.bytes
+        let bitRate = try limit.map { try fittedBitRate(before, source, maxBytes: $0) } ?? options.bitrate.bitsPerSecond
+        fact["bitrate"] = .int(Int64(bitRate))
         fact["channels"] = .int(Int64(options.channels))
         fact["sample_rate"] = .int(Int64(options.sampleRate))
         fact["before"] = MediaStageSupport.describe(before)
 
-        let compliant = complianceProblems(before, source).isEmpty
+        let compliant = complianceProblems(before, source, bitRate: bitRate, maxBytes: limit).isEmpty
         let moovFirst = compliant ? AtomOrder.moovFirst(item.artifact) : nil
         if compliant, moovFirst == true {
             fact["action"] = .string("passed_through")
             fact["reason"] = .string("already AAC \(options.channels) ch \(options.sampleRate) Hz, faststart .m4a")
             fact["path"] = .string(item.artifact)
             fact["after"] = fact["before"]
+            if let limit { fact["fit"] = ["max_bytes": .int(limit), "action": "passed through", "bytes": .int(before.size)] }
             item.facts[context.resultName ?? stage] = .object(fact)
             return .proceed
         }
@@ -84,15 +94,25 @@ package struct AudioStage: Stage {
         let outputPath = try MediaStageSupport.outputPath(
             for: item, fileExtension: "m4a", stage: stage, context: context)
         let settings = AudioEncoderSettings(
-            bitRate: options.bitrate.bitsPerSecond, channels: options.channels, sampleRate: options.sampleRate)
-        let (stats, after) = try MediaStageSupport.transcode(
-            item, probe: before, to: outputPath, stage: stage, context: context
-        ) { input in
-            // Compliant but with the moov atom at the end: a stream copy with faststart fixes that without
-            // re-encoding.
+            bitRate: bitRate, channels: options.channels, sampleRate: options.sampleRate)
+        // Compliant but with the moov atom at the end: a stream copy with faststart fixes that without re-encoding.
+        let makePlan = { (input: MediaInput, plan: AudioPlan) in
             TranscodePlan(
-                container: .m4a, faststart: true, audio: (source.index, compliant ? .copy : .encode(settings)),
+                container: .m4a, faststart: true, audio: (source.index, plan),
                 skipDecodeErrors: options.onDecodeError == .skip, metadata: MediaStageSupport.carriedMetadata(input))
+        }
+        let stats: TranscodeStats
+        let after: ProbeResult
+        if let limit {
+            let fitted = try encodeUnder(
+                limit, item, before, outputPath: outputPath, settings: settings, copy: compliant, context: context,
+                plan: makePlan)
+            (stats, after) = (fitted.stats, fitted.after)
+            fact["fit"] = .object(fitted.fact)
+        } else {
+            (stats, after) = try MediaStageSupport.transcode(
+                item, probe: before, to: outputPath, stage: stage, context: context
+            ) { input in makePlan(input, compliant ? .copy : .encode(settings)) }
         }
         fact["action"] = .string(compliant ? "remuxed" : "transcoded")
         if compliant {
@@ -127,8 +147,9 @@ package struct AudioStage: Stage {
     }
 
     /// What keeps the file from passing through as it is; empty when it already meets every setting.
-    func complianceProblems(_ probe: ProbeResult, _ audio: StreamInfo) -> [String] {
+    func complianceProblems(_ probe: ProbeResult, _ audio: StreamInfo, bitRate: Int, maxBytes: Int64?) -> [String] {
         var problems: [String] = []
+        if let maxBytes, probe.size > maxBytes { problems.append("\(probe.size) bytes, over \(maxBytes)") }
         if ![.m4a, .mp4].contains(probe.content) { problems.append("container is \(probe.content.displayName)") }
         if !probe.videoStreams.isEmpty { problems.append("has a video stream") }
         if probe.audioStreams.count != 1 { problems.append("has \(probe.audioStreams.count) audio streams") }
@@ -136,7 +157,7 @@ package struct AudioStage: Stage {
         if audio.channels != options.channels { problems.append("channels \(audio.channels ?? 0)") }
         if audio.sampleRate != options.sampleRate { problems.append("sample rate \(audio.sampleRate ?? 0)") }
         let rate = audio.bitRate ?? probe.bitRate
-        if rate.map({ Double($0) > Double(options.bitrate.bitsPerSecond) * (1 + Self.bitRateTolerance) }) ?? true {
+        if rate.map({ Double($0) > Double(bitRate) * (1 + Self.bitRateTolerance) }) ?? true {
             problems.append("bit rate \(rate.map(String.init) ?? "unknown")")
         }
         return problems

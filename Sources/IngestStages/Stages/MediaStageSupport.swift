@@ -124,15 +124,28 @@ enum MediaStageSupport {
     static func transcode(
         input: MediaInput, plan: TranscodePlan, outputPath: String, stage: String, context: StageContext, size: Int64
     ) throws -> TranscodeStats {
+        try transcodeToTemporary(
+            input: input, plan: plan, outputPath: outputPath, stage: stage, context: context,
+            progress: { context.reportProgress(done: $0, total: size) }
+        ) { temporary in try temporary.commit() }.stats
+    }
+
+    /// Runs `plan` into a temp file beside `outputPath` and hands it to `keep`, which commits it or not (an
+    /// uncommitted temp file is removed when it goes); transcoder and file errors become the stage's failures.
+    static func transcodeToTemporary(
+        input: MediaInput, plan: TranscodePlan, outputPath: String, stage: String, context: StageContext,
+        progress: @escaping (Int64) -> Void, keep: (TemporaryOutputFile) throws -> Void
+    ) throws -> (stats: TranscodeStats, bytes: Int64) {
         do {
             try StillFile.makeDirectories((outputPath as NSString).deletingLastPathComponent)
             let temporary = try TemporaryOutputFile(finalPath: outputPath)
             let stats = try MediaTranscoder(
-                input: input, plan: plan, progress: { context.reportProgress(done: $0, total: size) },
-                shouldStop: { context.cancellation?.isCancelled ?? false }
+                input: input, plan: plan, progress: progress, shouldStop: { context.cancellation?.isCancelled ?? false }
             ).run(to: temporary.temporaryPath)
-            try temporary.commit()
-            return stats
+            // Measured before `keep`, which may rename it: what was written, not what a path later holds.
+            let bytes = try FileStatus(path: temporary.temporaryPath, followLinks: true).size
+            try keep(temporary)
+            return (stats, bytes)
         } catch let error as TranscodeError {
             if error.kind == .interrupted, let cancellation = context.cancellation {
                 // The unfinished output is a temp file, removed with `temporary`.

@@ -36,6 +36,7 @@ package struct VideoStage: Stage {
         package var maxFPS: Double?
         package var audioBitrate = BitRate(bitsPerSecond: 128_000)
         package var onDecodeError = DecodeErrorPolicy.fail
+        package var fit: FitOptions?
         package init() {}
 
         package static var fields: [OptionField<Options>] {
@@ -71,10 +72,18 @@ package struct VideoStage: Stage {
                     "on_decode_error", \.onDecodeError,
                     doc: "`fail` the file on a damaged packet, or `skip` it and count it in the fact.",
                     default: "fail"),
+                OptionField(
+                    "fit", \.fit,
+                    doc:
+                        "`{max_bytes: 100MB}`: land the output at or under the limit — passed through when it fits, else x264 two-pass at the bit rate the duration allows, the picture stepped down (2160p → 1080p → 720p → 540p → 360p) below 0.05 bits per pixel; `cannot_fit` when even 360p cannot.",
+                    default: "none"),
             ]
         }
 
         package func validate(at node: ConfigNode) throws {
+            if fit != nil, mode == .remux {
+                throw node.error("fit needs mode auto or transcode: remux copies the streams and cannot lower the size")
+            }
             if let maxWidth, maxWidth < 16 { throw node.error("max_width must be at least 16") }
             if let maxHeight, maxHeight < 16 { throw node.error("max_height must be at least 16") }
             if !(0...51).contains(crf) { throw node.error("crf must be 0…51, found \(crf)") }
@@ -100,6 +109,8 @@ package struct VideoStage: Stage {
     static let x264Params = "rc-lookahead=10"
 
     let options: Options
+    /// Scales the first fitted encode's bit rate: tests force an overshoot with it to see the re-encode.
+    var fitFirstAttemptScale = 1.0
     package init(options: Options) throws { self.options = options }
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
@@ -121,38 +132,49 @@ package struct VideoStage: Stage {
             width: width, height: height, maxWidth: options.maxWidth, maxHeight: options.maxHeight,
             swapped: quarterTurn)
         let copy = streamsToCopy(video: video, audio: audio, fitsSize: target.width == width && target.height == height)
-        let videoPlan: VideoPlan = copy.video ? .copy : videoEncoding(video, width: target.width, height: target.height)
-        let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
-
         let outputPath = try MediaStageSupport.outputPath(
             for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
-        let (stats, after) = try MediaStageSupport.transcode(
-            item, probe: before, to: outputPath, stage: stage, context: context
-        ) { input in
-            TranscodePlan(
-                container: options.container == .mov ? .mov : .mp4, faststart: true, video: (video.index, videoPlan),
-                audio: audioPlan, skipDecodeErrors: options.onDecodeError == .skip,
-                metadata: MediaStageSupport.carriedMetadata(input))
+        let done: Encoded
+        if let maxBytes = options.fit?.maxBytes.bytes {
+            done = try runFitted(
+                item, before: before, streams: (video, audio), target: target, swapped: quarterTurn, copy: copy,
+                to: outputPath, maxBytes: maxBytes, context: context)
+        } else {
+            let videoPlan: VideoPlan =
+                copy.video ? .copy : videoEncoding(video, width: target.width, height: target.height)
+            let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
+            let (stats, after) = try MediaStageSupport.transcode(
+                item, probe: before, to: outputPath, stage: stage, context: context
+            ) { input in transcodePlan(input, video: (video.index, videoPlan), audio: audioPlan) }
+            done = Encoded(stats: stats, after: after, videoCopied: copy.video, audioCopied: copy.audio)
         }
+        let stats = done.stats
+        let passedThrough = done.outputPath == item.artifact
 
         var fact = JSONObject()
-        fact["path"] = .string(outputPath)
-        fact["action"] = .string(copy.video && copy.audio ? "remuxed" : "transcoded")
-        fact["video"] = .string(copy.video ? "copied" : "encoded")
-        fact["audio"] = .string(audio == nil ? "none" : copy.audio ? "copied" : "encoded")
+        fact["path"] = .string(passedThrough ? item.artifact : outputPath)
+        fact["action"] = .string(
+            passedThrough ? "passed_through" : done.videoCopied && done.audioCopied ? "remuxed" : "transcoded")
+        fact["video"] = .string(done.videoCopied ? "copied" : "encoded")
+        fact["audio"] = .string(audio == nil ? "none" : done.audioCopied ? "copied" : "encoded")
         fact["rotation"] = .string("kept as display matrix")
         fact["before"] = MediaStageSupport.describe(before)
-        fact["after"] = MediaStageSupport.describe(after)
-        if !copy.video {
-            fact["crf"] = options.bitrate == nil ? .int(Int64(options.crf)) : .null
+        fact["after"] = MediaStageSupport.describe(done.after)
+        if !done.videoCopied {
+            fact["crf"] = options.bitrate == nil && done.fit == nil ? .int(Int64(options.crf)) : .null
             fact["preset"] = .string(options.preset)
             fact["frames_encoded"] = .int(Int64(stats.videoFramesEncoded))
             fact["frames_dropped"] = .int(Int64(stats.videoFramesDropped))
         } else {
             fact["packets_copied"] = .int(Int64(stats.packetsCopied))
         }
+        if let fit = done.fit { fact["fit"] = .object(fit) }
+        if passedThrough {
+            item.facts[context.resultName ?? stage] = .object(fact)
+            return .proceed
+        }
         MediaStageSupport.finish(
-            item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
+            item, with: outputPath, probe: done.after, stats: stats, fact: fact, stage: stage, context: context)
         return .proceed
     }
 
@@ -177,16 +199,20 @@ package struct VideoStage: Stage {
     /// How the video is encoded: x264 at the fitted size, with the source's frame rate (capped by `max_fps`) as
     /// the rate-control hint.
     func videoEncoding(_ video: StreamInfo, width: Int, height: Int) -> VideoPlan {
+        .encode(encoderSettings(video, width: width, height: height), maxFrameRate: options.maxFPS)
+    }
+
+    /// x264's settings at `width`×`height`: `crf` or `bitrate`, the preset, and the output frame rate.
+    func encoderSettings(_ video: StreamInfo, width: Int, height: Int) -> VideoEncoderSettings {
         var frameRate = (num: Int32(30), den: Int32(1))
         // A header can claim any rate; only a plausible one is passed on as the encoder's rate-control hint.
         if let rate = video.frameRate, rate > 0, rate <= 1000 {
             let capped = min(rate, options.maxFPS ?? rate)
             frameRate = (Int32((capped * 1000).rounded()), 1000)
         }
-        let settings = VideoEncoderSettings(
+        return VideoEncoderSettings(
             width: width, height: height, crf: options.crf, bitRate: options.bitrate?.bitsPerSecond,
             preset: options.preset, frameRate: frameRate, x264Params: Self.x264Params)
-        return .encode(settings, maxFrameRate: options.maxFPS)
     }
 
     /// How the audio is encoded: AAC at `audio_bitrate`, mono or stereo, at the source's rate when AAC takes it.

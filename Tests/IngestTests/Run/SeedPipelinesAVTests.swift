@@ -112,8 +112,9 @@ import Testing
     }
 
     /// Checks the report and the server after a hockey run over Samples/ and the generated movies: the good
-    /// movies passed and arrived once each, byte-identical, with `contentType`; the bad ones failed and sent nothing.
-    /// Returns the passed reports by file name.
+    /// movies passed and arrived once each, byte-identical, with `contentType`; the one over 100 MB was fitted under
+    /// the limit and arrived as the fitted file; the bad ones failed and sent nothing. Returns the passed reports by
+    /// file name.
     func expectHockeyDelivery(
         _ reports: [String: [String: Any]], generated: String, backend: FixtureBackend, contentType: String,
         folder: TemporaryFolder
@@ -121,22 +122,27 @@ import Testing
         let good = Self.goodMovies.map { Self.samples + "/good/" + $0 } + [generated + "/rink.mov"]
         let bad =
             Self.badMovies.map { Self.samples + "/bad/" + $0 } + [
-                generated + "/audio-only.mov", generated + "/big.mov",
+                generated + "/audio-only.mov"
             ]
+        let big = generated + "/big.mov"
         // Only .mov files are taken: the photos and the .m4a in Samples/ are not in the report at all.
-        #expect(Set(reports.keys) == Set(good + bad), "\(reports.keys.sorted())")
+        #expect(Set(reports.keys) == Set(good + bad + [big]), "\(reports.keys.sorted())")
         for path in good {
             #expect(reports[path]?["status"] as? String == "passed", "\(path): \(reports[path] ?? [:])")
         }
         for path in bad { #expect(reports[path]?["status"] as? String == "failed", "\(path)") }
-        #expect(rules(reports[generated + "/big.mov"]).contains("max_bytes"))
+        // Padded past 100 MB: fitted instead of rejected (`video: { fit }`), encoded under the limit and sent.
+        #expect(reports[big]?["status"] as? String == "passed", "\(reports[big] ?? [:])")
+        let fit = (facts(reports[big] ?? [:])["video"] as? [String: Any])?["fit"] as? [String: Any]
+        #expect(fit?["action"] as? String == "encoded", "\(fit ?? [:])")
+        #expect((fit?["bytes"] as? Int ?? .max) <= 100_000_000)
         #expect(rules(reports[generated + "/audio-only.mov"]).contains("require"))
 
         try expectS3HoldsWhatArrived(backend, in: folder)
         let objects = try backend.objects()
-        #expect(objects.count == good.count, "\(objects.keys.sorted())")
+        #expect(objects.count == good.count + 1, "\(objects.keys.sorted())")
         var passed: [String: [String: Any]] = [:]
-        for path in good {
+        for path in good + [big] {
             let report = try #require(reports[path])
             let ticket = facts(report)["ticket"] as? [String: Any] ?? [:]
             let storagePath = try #require(
@@ -144,7 +150,8 @@ import Testing
                     as? String)
             let stored = try #require(objects[storagePath], "\(storagePath) not stored")
             #expect(stored["count"] as? Int == 1, "\(storagePath) stored \(stored["count"] ?? 0) times")
-            #expect(stored["sha256"] as? String == (try sha256sum(path)), "\(path)")
+            // The good movies fit as they are and are passed through untouched; the big one is its fitted file.
+            #expect((stored["sha256"] as? String == (try sha256sum(path))) == (path != big), "\(path)")
             #expect(stored["content_type"] as? String == contentType)
             passed[(path as NSString).lastPathComponent] = report
         }
@@ -334,6 +341,30 @@ import Testing
         #expect(Set(analyses.compactMap { $0["storage_path"] as? String }) == Set(objects.keys))
         #expect(analyses.allSatisfy { $0["age_group"] as? String == "17+" })
         #expect(try backend.counts("callbacks") == ["/api/analyze-video": 3])
+    }
+
+    /// `PUCKBUDDY_FIT=false` opts out of fitting: a movie over 100 MB is then rejected by the size rule after the
+    /// video stage, as the guide does, and nothing is sent.
+    @Test func hockeyPipelinesRejectOversizeMoviesWhenFitIsOff() throws {
+        let backend = try Self.backend()
+        let folder = try TemporaryFolder("seed-fit-off")
+        defer { folder.remove() }
+        let generated = try makeGeneratedMovies(in: folder)
+        for (pipeline, environment) in [
+            ("hockey-video-analyze.yml", ["PUCKBUDDY_API": backend.base, "PUCKBUDDY_USER_ID": "uid-1"]),
+            (
+                "hockey-video-signed-put.yml",
+                Self.firestoreEnvironment(backend, folder).merging(
+                    ["PUCKBUDDY_BACKEND": backend.base + "/api", "PUCKBUDDY_USER_ID": "uid-1"]) { $1 }
+            ),
+        ] {
+            let (result, reports) = try run(
+                pipeline, [generated + "/big.mov"], in: folder,
+                environment: environment.merging(["PUCKBUDDY_FIT": "false"]) { $1 })
+            #expect(result.status == 1, "\(pipeline): \(result.stdout)\(result.stderr)")
+            #expect(rules(reports[generated + "/big.mov"]).contains("max_bytes"), "\(pipeline): \(reports)")
+        }
+        #expect(try backend.objects().isEmpty)
     }
 
     /// The limits seed 001 states, as the file sets them: an analysis may take 600 s with no byte flowing (the

@@ -118,7 +118,8 @@ package enum FitPlanner {
         let smallest = candidates[candidates.count - 1]
         let needed = Double(smallest.width * smallest.height) * max(source.frameRate, 1) * minimumBitsPerPixel
         throw FitShortfall(
-            duration: source.duration, maxBytes: maxBytes, neededBitRate: Int(needed.rounded(.up)) + source.audioBitRate,
+            duration: source.duration, maxBytes: maxBytes,
+            neededBitRate: Int(needed.rounded(.up)) + source.audioBitRate,
             availableBitRate: max(total, 0), smallestStep: "\(smallest.step)p",
             floor: "video at \(minimumBitsPerPixel) bits per pixel, plus audio")
     }

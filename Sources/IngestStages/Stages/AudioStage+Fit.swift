@@ -34,7 +34,9 @@ extension AudioStage {
         var lastBytes = before.size
         while attempts.count < FitPlanner.maxAttempts {
             let current = settings
-            let run = try MediaStageSupport.transcodeOnce(item, before, Self.name, outputPath, context, maxBytes: maxBytes) {
+            let run = try MediaStageSupport.transcodeOnce(
+                item, before, Self.name, outputPath, context, maxBytes: maxBytes
+            ) {
                 makePlan($0, copying ? .copy : .encode(current))
             }
             attempts.append(.object(["bit_rate": .int(Int64(current.bitRate)), "bytes": .int(run.bytes)]))
@@ -50,7 +52,8 @@ extension AudioStage {
             }
             if !copying {
                 settings.bitRate = FitPlanner.retryBitRate(
-                    previous: current.bitRate, actualBytes: run.bytes, maxBytes: maxBytes, duration: before.duration ?? 1)
+                    previous: current.bitRate, actualBytes: run.bytes, maxBytes: maxBytes,
+                    duration: before.duration ?? 1)
             }
             copying = false
             context.logger?.info("audio: fit: \(run.bytes) bytes is over \(maxBytes); encoding at \(settings.bitRate)")

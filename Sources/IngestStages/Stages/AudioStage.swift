@@ -86,7 +86,9 @@ package struct AudioStage: Stage {
             fact["reason"] = .string("already AAC \(options.channels) ch \(options.sampleRate) Hz, faststart .m4a")
             fact["path"] = .string(item.artifact)
             fact["after"] = fact["before"]
-            if let limit { fact["fit"] = ["max_bytes": .int(limit), "action": "passed through", "bytes": .int(before.size)] }
+            if let limit {
+                fact["fit"] = ["max_bytes": .int(limit), "action": "passed through", "bytes": .int(before.size)]
+            }
             item.facts[context.resultName ?? stage] = .object(fact)
             return .proceed
         }

@@ -25,7 +25,9 @@ extension ItemFailed {
         ItemFailed(
             stage: stage, rule: .cannotFit, message: shortfall.message,
             expected: "≥ \(FitPlanner.formatRate(shortfall.neededBitRate)) within \(shortfall.maxBytes) bytes",
-            actual: "\(FitPlanner.formatRate(shortfall.availableBitRate)) over \(String(format: "%.1f", shortfall.duration)) s")
+            actual:
+                "\(FitPlanner.formatRate(shortfall.availableBitRate)) over \(String(format: "%.1f", shortfall.duration)) s"
+        )
     }
 
     /// Encoded `attempts` times and still over: never sent oversize.

@@ -7,7 +7,8 @@ extension MediaStageSupport {
     /// or under `maxBytes` (nil: never kept, a pass 1). `progressShare` (index, count) maps this run's progress
     /// into its part of the whole.
     static func transcodeOnce(
-        _ item: Item, _ before: ProbeResult, _ stage: String, _ outputPath: String, _ context: StageContext, maxBytes: Int64?,
+        _ item: Item, _ before: ProbeResult, _ stage: String, _ outputPath: String, _ context: StageContext,
+        maxBytes: Int64?,
         progressShare: (Int64, Int64) = (0, 1), plan makePlan: (MediaInput) -> TranscodePlan
     ) throws -> (stats: TranscodeStats, bytes: Int64, kept: Bool) {
         let input = try MediaStageSupport.openInput(

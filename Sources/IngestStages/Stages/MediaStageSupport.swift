@@ -126,8 +126,8 @@ enum MediaStageSupport {
     ) throws -> TranscodeStats {
         try transcodeToTemporary(
             input: input, plan: plan, outputPath: outputPath, stage: stage, context: context,
-            progress: { context.reportProgress(done: $0, total: size) }
-        ) { temporary in try temporary.commit() }.stats
+            progress: { context.reportProgress(done: $0, total: size) }, keep: { try $0.commit() }
+        ).stats
     }
 
     /// Runs `plan` into a temp file beside `outputPath` and hands it to `keep`, which commits it or not (an

@@ -50,7 +50,9 @@ extension VideoStage {
                 outputPath: item.artifact)
         }
         if copy.video, copy.audio, before.size <= maxBytes {
-            let run = try MediaStageSupport.transcodeOnce(item, before, Self.name, outputPath, context, maxBytes: maxBytes) { input in
+            let run = try MediaStageSupport.transcodeOnce(
+                item, before, Self.name, outputPath, context, maxBytes: maxBytes
+            ) { input in
                 transcodePlan(input, video: (video.index, .copy), audio: audioPlan)
             }
             if run.kept {
@@ -77,7 +79,8 @@ extension VideoStage {
             item, before, outputPath, context, settings: settings, video: video.index, audio: audioPlan,
             maxBytes: maxBytes)
         fact["video_bit_rate"] = .int(Int64(attempts.last?.bitRate ?? 0))
-        fact["attempts"] = .array(attempts.map { .object(["bit_rate": .int(Int64($0.bitRate)), "bytes": .int($0.bytes)]) })
+        fact["attempts"] = .array(
+            attempts.map { .object(["bit_rate": .int(Int64($0.bitRate)), "bytes": .int($0.bytes)]) })
         fact["bytes"] = .int(attempts.last?.bytes ?? 0)
         return try encoded(stats, outputPath, videoCopied: false, audioCopied: copy.audio, fit: fact, context)
     }
@@ -124,14 +127,19 @@ extension VideoStage {
         var settings = settings
         settings.pass = .first(statsPath: statsPath)
         let first = settings
-        _ = try MediaStageSupport.transcodeOnce(item, before, Self.name, outputPath + ".pass1", context, maxBytes: nil, progressShare: (0, 2)) {
-            transcodePlan($0, video: (video, .encode(first, maxFrameRate: options.maxFPS)), audio: nil, faststart: false)
+        _ = try MediaStageSupport.transcodeOnce(
+            item, before, Self.name, outputPath + ".pass1", context, maxBytes: nil, progressShare: (0, 2)
+        ) {
+            transcodePlan(
+                $0, video: (video, .encode(first, maxFrameRate: options.maxFPS)), audio: nil, faststart: false)
         }
         var attempts: [(bitRate: Int, bytes: Int64)] = []
         while attempts.count < FitPlanner.maxAttempts {
             settings.pass = .second(statsPath: statsPath)
             let second = settings
-            let run = try MediaStageSupport.transcodeOnce(item, before, Self.name, outputPath, context, maxBytes: maxBytes, progressShare: (1, 2)) {
+            let run = try MediaStageSupport.transcodeOnce(
+                item, before, Self.name, outputPath, context, maxBytes: maxBytes, progressShare: (1, 2)
+            ) {
                 transcodePlan($0, video: (video, .encode(second, maxFrameRate: options.maxFPS)), audio: audio)
             }
             attempts.append((second.bitRate ?? 0, run.bytes))

@@ -28,13 +28,15 @@ import Testing
             "  - validate: { max_bytes: 100MB }\n  - video: { crf: 23 }",
             "  - validate: { max_bytes: 25MB }\n  - probe:",
         ] {
-            let issues = Pipeline.lint(yaml: "version: 1\nname: x\nstages:\n\(stages)\n", source: "l.yml", environment: [:])
+            let issues = Pipeline.lint(
+                yaml: "version: 1\nname: x\nstages:\n\(stages)\n", source: "l.yml", environment: [:])
             #expect(issues.isEmpty, "\(stages): \(issues)")
         }
     }
 
     @Test func audioFitCountsToo() {
-        let yaml = "version: 1\nname: x\nstages:\n  - validate: { max_bytes: 25MB }\n  - audio: { fit: { max_bytes: 25MB } }\n"
+        let yaml =
+            "version: 1\nname: x\nstages:\n  - validate: { max_bytes: 25MB }\n  - audio: { fit: { max_bytes: 25MB } }\n"
         let issues = Pipeline.lint(yaml: yaml, source: "l.yml", environment: [:])
         #expect(issues.first?.description.contains("before audio: { fit }") == true, "\(issues)")
     }

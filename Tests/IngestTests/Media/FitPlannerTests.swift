@@ -41,7 +41,9 @@ import Testing
 
     /// An hour of 1080p in 25 MB: under the floor even at 360p — the failure says the duration, limit and need.
     @Test func tooLongForTheLimitCannotFit() throws {
-        #expect(throws: FitShortfall.self) { try FitPlanner.plan(source(1920, 1080, seconds: 3600), maxBytes: 25_000_000) }
+        #expect(throws: FitShortfall.self) {
+            try FitPlanner.plan(source(1920, 1080, seconds: 3600), maxBytes: 25_000_000)
+        }
         do throws(FitShortfall) {
             _ = try FitPlanner.plan(source(1920, 1080, seconds: 3600), maxBytes: 25_000_000)
         } catch {

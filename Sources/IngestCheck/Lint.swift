@@ -71,7 +71,11 @@ extension Pipeline {
         let linter = PipelineLinter(stages: decoded.stages.filter { $0.configured != nil && !$0.isLeftOut })
         let urlNotes =
             notes ? linter.urlNotes(lines: decoded.yaml.split(separator: "\n", omittingEmptySubsequences: false)) : []
-        return (unset + linter.warnings() + urlNotes).sortedByLocation(\.location)
+        let disposal =
+            decoded.pipeline.map {
+                DisposalLint.issues($0, stages: decoded.stages, yaml: decoded.yaml, notes: notes)
+            } ?? []
+        return (unset + linter.warnings() + urlNotes + disposal).sortedByLocation(\.location)
     }
 }
 

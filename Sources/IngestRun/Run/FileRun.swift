@@ -63,6 +63,8 @@ struct FileRun {
         var last: String?
         // The stages done so far whose answer a later stage may have renewed, by `as:` name (see `TicketRenewal`).
         var renewable: [String: Int] = [:]
+        // An upload that ran (or whose journaled result is reused) and did not end the file: `on_success` may go on.
+        var delivered = false
         for (position, configured) in plan.stages.enumerated() {
             if plan.cancellation.isCancelled { return interrupted(configured.name, []) }
             if let condition = configured.condition, !condition.matches(item) { continue }
@@ -74,6 +76,7 @@ struct FileRun {
                 last = configured.name
             }
             if let name = configured.resultName, configured.stage.renewsAnswer { renewable[name] = position }
+            if configured.name == UploadStage.name { delivered = true }
         }
         // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
         // more than reading it once more (uploads, transcodes), unless a key or template already read it — and
@@ -82,7 +85,9 @@ struct FileRun {
         if let last, let changed = item.changedFailure(stage: last, found: "after stage \(last)") {
             return finish(.failed, [changed])
         }
-        return finish(.passed)
+        var passed = finish(.passed)
+        passed.delivered = delivered && passed.status == .passed
+        return passed
     }
 
     /// A network stage done before a crash or failure: its results are reused, the call (an upload …) is not

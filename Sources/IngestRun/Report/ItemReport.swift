@@ -22,6 +22,8 @@ public struct ItemReport: Sendable {
     public var timings: JSONValue?
     /// Seconds the file took (JUnit's `time`); 0 when no stage ran.
     public var seconds: Double = 0
+    /// The file's poster output at contact-sheet size, for the HTML report's card (see `ItemReport+Outputs`).
+    package var poster: PosterPreview?
 
     package init(
         path: String, relativePath: String, status: ItemStatus, failures: [RuleFailure] = [],

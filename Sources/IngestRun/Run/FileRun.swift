@@ -63,14 +63,21 @@ struct FileRun {
         var last: String?
         // The stages done so far whose answer a later stage may have renewed, by `as:` name (see `TicketRenewal`).
         var renewable: [String: Int] = [:]
-        for (position, configured) in plan.stages.enumerated() {
+        // Stages run in a shared frame pass with an earlier one (`FileRun+FramePass`).
+        var passed = Set<Int>()
+        for (position, configured) in plan.stages.enumerated() where !passed.contains(position) {
             if plan.cancellation.isCancelled { return interrupted(configured.name, []) }
             if let condition = configured.condition, !condition.matches(item) { continue }
             if !reuseJournaledResults(of: configured, at: position) {
                 if let changed = item.changedFailure(stage: configured.name, found: "before stage \(configured.name)") {
                     return finish(.failed, [changed])
                 }
-                if let ending = runStage(configured, at: position, renewable: renewable) { return ending }
+                let group = framePassGroup(from: position)
+                passed.formUnion(group)
+                let ending =
+                    group.count > 1
+                    ? runFramePass(group) : runStage(configured, at: position, renewable: renewable)
+                if let ending { return ending }
                 last = configured.name
             }
             if let name = configured.resultName, configured.stage.renewsAnswer { renewable[name] = position }
@@ -167,6 +174,7 @@ struct FileRun {
         context.wantsContentHash = plan.journaled
         context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
         context.uploadJournal = journaled?.uploadJournal(position: position)
+        context.deliveredOutputs = deliveredOutputs()
         context.logger?[metadataKey: "file"] = .string(item.path)
         context.logger?[metadataKey: "stage"] = .string(configured.name)
         context.timings = item.timings
@@ -175,7 +183,7 @@ struct FileRun {
     }
 
     /// Ends the file: journals how it ended, then reports it.
-    private func finish(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
+    func finish(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
         guard let journaled else { return report(status, failures, skip: skip) }
         do {
             try journaled.finish(item, status: status, failures: failures, skip: skip)
@@ -203,6 +211,7 @@ struct FileRun {
         var report = ItemReport(item.file, status: status, failures: failures, skipReason: skip, facts: item.facts)
         report.timings = item.timings.json
         report.seconds = item.timings.seconds
+        report.poster = PosterPreview(item)
         return report
     }
 

@@ -32,6 +32,8 @@ extension FileRun {
         do {
             try FramePass.run(members, item: item)
         } catch let failed as ItemFailed {
+            // Stopped mid-pass: left in the journal as after a kill, as `runStage` does.
+            if plan.cancellation.isCancelled { return interrupted(names[0], failed.failures) }
             return finish(.failed, failed.failures)
         } catch {
             return finish(.failed, [RuleFailure(stage: names[0], rule: .error, message: "\(error)")])

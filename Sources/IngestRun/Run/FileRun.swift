@@ -198,7 +198,7 @@ struct FileRun {
 
     /// A cancelled run's file: reported as failed, and left as it is in the journal (a network stage stays
     /// "started", the row "running"), exactly as after a kill, so the next run repeats what was cut short.
-    private func interrupted(_ stage: String, _ failures: [RuleFailure]) -> ItemReport {
+    func interrupted(_ stage: String, _ failures: [RuleFailure]) -> ItemReport {
         let failure =
             failures.first { $0.rule == .interrupted }
             ?? ItemFailed.interrupted(stage: stage, reason: plan.cancellation.reason, during: "stage \(stage)")

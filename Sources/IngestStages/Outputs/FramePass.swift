@@ -52,7 +52,9 @@ package enum FramePass {
         let before = try context.probe(item, stage: stage)
         let taps = parts.compactMap(\.tap)
         let proxies = parts.compactMap(\.proxy)
+        // What the group read and decoded, summed over every pass it made: one pass shows the file once.
         var counts = FramePassCounts()
+        var tapsFed = false
         for (index, proxy) in proxies.enumerated() {
             let shared = index == 0 ? taps : []
             let input = try MediaStageSupport.openInput(
@@ -60,17 +62,19 @@ package enum FramePass {
             let stats = try MediaStageSupport.transcode(
                 input: input, plan: proxy.plan(input), outputPath: proxy.outputPath, stage: stage, context: context,
                 size: before.size, taps: shared)
-            if index == 0 {
-                counts = FramePassCounts(packetsRead: stats.packetsRead, videoFramesDecoded: stats.videoFramesDecoded)
-            }
+            counts.packetsRead += stats.packetsRead
+            counts.videoFramesDecoded += stats.videoFramesDecoded
+            if index == 0 { tapsFed = stats.videoFramesDecoded > 0 }
             try proxy.done(
                 stats,
                 try MediaStageSupport.probeOutput(
                     proxy.outputPath, stage: stage, timeout: context.settings.probeTimeout))
         }
         // A proxy that copies the video decodes nothing: the taps then get a decode pass of their own.
-        if !taps.isEmpty && counts.videoFramesDecoded == 0 {
-            counts = try decodeOnly(item, probe: before, taps: taps, stage: stage, context: context)
+        if !taps.isEmpty && !tapsFed {
+            let decoded = try decodeOnly(item, probe: before, taps: taps, stage: stage, context: context)
+            counts.packetsRead += decoded.packetsRead
+            counts.videoFramesDecoded += decoded.videoFramesDecoded
         }
         for part in parts { try part.finish(counts) }
     }

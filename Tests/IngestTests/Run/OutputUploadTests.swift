@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ingest
+@testable import IngestCore
+@testable import IngestNative
 
 /// `upload: { output: NAME }` in real runs of the `ingest` binary against the fixture backend's S3: each output is
 /// its own object, and the journal keeps each output's upload on its own.
@@ -89,5 +91,47 @@ import Testing
         // The poster was not made again: its description is the journal's, marked delivered earlier.
         #expect(report.contains("\"delivered_earlier\":true"), "\(report)")
         #expect(!report.contains("\"chosen\""), "the poster was picked again: \(report)")
+    }
+
+    /// The HTML report's card shows the poster the pipeline made (here a black frame at 0.2 s, which the report's
+    /// own frame picker would never choose) and each output's size.
+    @Test func theHTMLReportShowsThePosterAndEachOutputsSize() throws {
+        let folder = try TemporaryFolder("output-html")
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(atPath: folder.path + "/in", withIntermediateDirectories: true)
+        let made = try runCommand(
+            "/bin/sh",
+            [
+                "-c",
+                "cd '\(folder.path)/in' && ffmpeg -nostdin -v error -y -f lavfi -i color=black:size=320x240:rate=25:d=1 "
+                    + "-f lavfi -i testsrc=size=320x240:rate=25:d=2 -filter_complex '[0][1]concat=n=2:v=1:a=0' "
+                    + "-c:v mpeg4 -q:v 3 clip.mov",
+            ])
+        try #require(made.status == 0, "\(made.stderr)")
+        let pipeline = try folder.file(
+            "p.yml",
+            """
+            version: 1
+            name: html
+            stages:
+              - poster: { at: 0.2s }
+              - thumbnails: { count: 4 }
+              - upload: { method: local, dir: out, output: poster }
+
+            """)
+        let run = try runCommand(
+            TestPaths.ingest, ["run", pipeline, "in", "--report", "r.html", "-q", "--no-journal"],
+            environment: environmentWithoutProxies([:]), directory: folder.path)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let html = try String(contentsOfFile: folder.path + "/r.html", encoding: .utf8)
+        let posterSize = try #require(
+            try FileManager.default.attributesOfItem(atPath: folder.path + "/out/clip.poster.jpg")[.size] as? Int64)
+        #expect(html.contains("outputs: poster <b>\(ByteSize.format(posterSize))</b> · sheet <b>"), "\(html)")
+        let base64 = try #require(
+            html.range(of: "data:image/jpeg;base64,").map { html[$0.upperBound...].prefix { $0 != "\"" } })
+        let shown = folder.path + "/shown.jpg"
+        try #require(Data(base64Encoded: String(base64))).write(to: URL(fileURLWithPath: shown))
+        let picture = try StillThumbnailer.jpeg(path: shown)
+        #expect(picture.lumaMean < 24, "the card shows another frame than the poster (mean luma \(picture.lumaMean))")
     }
 }

@@ -102,7 +102,7 @@ package enum FramePass {
     }
 
     /// The pass's counters for a stage's fact: one pass shows the same numbers in every stage it served.
-    static func describe(_ counts: FramePassCounts, stages: Int? = nil) -> JSONValue {
+    static func describe(_ counts: FramePassCounts) -> JSONValue {
         .object([
             "packets_read": .int(Int64(counts.packetsRead)),
             "video_frames_decoded": .int(Int64(counts.videoFramesDecoded)),

@@ -61,17 +61,22 @@ package enum ItemOutputs {
         _ item: Item, name: String, path: String, probe after: ProbeResult?, fact: JSONObject, stage: String,
         context: StageContext
     ) {
-        var details: JSONObject = [:]
-        if let (width, height) = after?.dimensions {
-            details["width"] = .int(Int64(width))
-            details["height"] = .int(Int64(height))
-        }
-        if let duration = after?.duration { details["duration"] = .double((duration * 1000).rounded() / 1000) }
         let format = (path as NSString).pathExtension.lowercased()
-        record(item, name: name, workPath: path, format: format, details: details, stage: stage)
+        record(item, name: name, workPath: path, format: format, details: details(of: after), stage: stage)
         var fact = fact
         fact["output"] = .string(name)
         item.facts[context.resultName ?? stage] = .object(fact)
+    }
+
+    /// Width, height and duration of a written media file, from its probe.
+    static func details(of probe: ProbeResult?) -> JSONObject {
+        var details: JSONObject = [:]
+        if let (width, height) = probe?.dimensions {
+            details["width"] = .int(Int64(width))
+            details["height"] = .int(Int64(height))
+        }
+        if let duration = probe?.duration { details["duration"] = .double((duration * 1000).rounded() / 1000) }
+        return details
     }
 
     /// The description of output `name`, nil when no stage made it.

@@ -20,14 +20,10 @@ extension VideoStage {
             var fact = fact(job, before: before, after: after, stats: stats, path: path)
             fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
             fact["output"] = .string(name)
-            var details: JSONObject = [:]
-            if let (width, height) = after.dimensions {
-                details["width"] = .int(Int64(width))
-                details["height"] = .int(Int64(height))
-            }
-            if let duration = after.duration { details["duration"] = .double((duration * 1000).rounded() / 1000) }
             ItemOutputs.record(
-                item, name: name, workPath: path, format: options.container.rawValue, details: details, stage: stage)
+                item, name: name, workPath: path, format: options.container.rawValue,
+                details: ItemOutputs.details(of: after),
+                stage: stage)
             made = fact
         }
         return FramePart(stage: stage, tap: nil, proxy: proxy) { counts in

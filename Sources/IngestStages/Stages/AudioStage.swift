@@ -12,6 +12,8 @@ package struct AudioStage: Stage {
         package var channels = 1
         package var sampleRate = 44100
         package var onDecodeError = DecodeErrorPolicy.fail
+        /// A named output made beside the file instead of replacing it.
+        package var output: String?
         package init() {}
 
         package static var fields: [OptionField<Options>] {
@@ -28,10 +30,15 @@ package struct AudioStage: Stage {
                     "on_decode_error", \.onDecodeError,
                     doc: "`fail` the file on a damaged packet, or `skip` it and count it in the fact.",
                     default: "fail"),
+                OptionField(
+                    "output", \.output,
+                    doc: "Make the audio as a named output beside the file instead of replacing the file.",
+                    default: "none (the audio replaces the file)"),
             ]
         }
 
         package func validate(at node: ConfigNode) throws {
+            if let output { try OutputName.check(output, at: node) }
             if !(1...2).contains(channels) { throw node.error("channels must be 1 or 2, found \(channels)") }
             if !AudioStage.aacSampleRates.contains(sampleRate) {
                 throw node.error(
@@ -61,6 +68,9 @@ package struct AudioStage: Stage {
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let stage = Self.name
+        if let name = options.output, ItemOutputs.deliveredEarlier(item, name: name, context: context) {
+            return .proceed
+        }
         let before = try context.probe(item, stage: stage)
         let source = try audioSource(of: before)
 
@@ -78,6 +88,10 @@ package struct AudioStage: Stage {
             fact["path"] = .string(item.artifact)
             fact["after"] = fact["before"]
             item.facts[context.resultName ?? stage] = .object(fact)
+            if let name = options.output {
+                ItemOutputs.finishMedia(
+                    item, name: name, path: item.artifact, probe: before, fact: fact, stage: stage, context: context)
+            }
             return .proceed
         }
 
@@ -100,6 +114,12 @@ package struct AudioStage: Stage {
         }
         fact["path"] = .string(outputPath)
         fact["after"] = MediaStageSupport.describe(after)
+        if let name = options.output {
+            fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
+            ItemOutputs.finishMedia(
+                item, name: name, path: outputPath, probe: after, fact: fact, stage: stage, context: context)
+            return .proceed
+        }
         MediaStageSupport.finish(
             item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
         return .proceed

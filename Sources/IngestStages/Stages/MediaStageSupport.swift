@@ -122,15 +122,17 @@ enum MediaStageSupport {
     /// Runs `plan` into a temp file beside `outputPath` and renames it into place; on any failure the temp file is
     /// gone and nothing exists at `outputPath` from this run.
     static func transcode(
-        input: MediaInput, plan: TranscodePlan, outputPath: String, stage: String, context: StageContext, size: Int64
+        input: MediaInput, plan: TranscodePlan, outputPath: String, stage: String, context: StageContext, size: Int64,
+        taps: [any FrameTap] = []
     ) throws -> TranscodeStats {
         do {
             try StillFile.makeDirectories((outputPath as NSString).deletingLastPathComponent)
             let temporary = try TemporaryOutputFile(finalPath: outputPath)
-            let stats = try MediaTranscoder(
+            let transcoder = MediaTranscoder(
                 input: input, plan: plan, progress: { context.reportProgress(done: $0, total: size) },
-                shouldStop: { context.cancellation?.isCancelled ?? false }
-            ).run(to: temporary.temporaryPath)
+                shouldStop: { context.cancellation?.isCancelled ?? false })
+            transcoder.frameTaps = taps
+            let stats = try transcoder.run(to: temporary.temporaryPath)
             try temporary.commit()
             return stats
         } catch let error as TranscodeError {

@@ -11,7 +11,7 @@ import IngestTemplates
 /// extra pass over every frame, and a remux and a transcode of the same clip agree). `max_width`/`max_height`
 /// apply to the displayed orientation, so a portrait clip recorded 1920×1080 with a 90° matrix is limited as
 /// 1080×1920.
-package struct VideoStage: Stage {
+package struct VideoStage: FramePassStage {
     package enum Container: String, OptionEnum, Sendable {
         case mp4, mov
     }
@@ -36,6 +36,8 @@ package struct VideoStage: Stage {
         package var maxFPS: Double?
         package var audioBitrate = BitRate(bitsPerSecond: 128_000)
         package var onDecodeError = DecodeErrorPolicy.fail
+        /// A named output made beside the file (a proxy) instead of replacing it.
+        package var output: String?
         package init() {}
 
         package static var fields: [OptionField<Options>] {
@@ -71,10 +73,16 @@ package struct VideoStage: Stage {
                     "on_decode_error", \.onDecodeError,
                     doc: "`fail` the file on a damaged packet, or `skip` it and count it in the fact.",
                     default: "fail"),
+                OptionField(
+                    "output", \.output,
+                    doc:
+                        "Make the video as a named output beside the file (a proxy: `output: proxy`) instead of replacing the file.",
+                    default: "none (the video replaces the file)"),
             ]
         }
 
         package func validate(at node: ConfigNode) throws {
+            if let output { try OutputName.check(output, at: node) }
             if let maxWidth, maxWidth < 16 { throw node.error("max_width must be at least 16") }
             if let maxHeight, maxHeight < 16 { throw node.error("max_height must be at least 16") }
             if !(0...51).contains(crf) { throw node.error("crf must be 0…51, found \(crf)") }
@@ -103,8 +111,30 @@ package struct VideoStage: Stage {
     package init(options: Options) throws { self.options = options }
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        if options.output != nil { return try runAlone(item, context: context) }
         let stage = Self.name
         let before = try context.probe(item, stage: stage)
+        let job = try job(for: before)
+        let outputPath = try MediaStageSupport.outputPath(
+            for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
+        let (stats, after) = try MediaStageSupport.transcode(
+            item, probe: before, to: outputPath, stage: stage, context: context, plan: job.plan)
+        let fact = self.fact(job, before: before, after: after, stats: stats, path: outputPath)
+        MediaStageSupport.finish(
+            item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
+        return .proceed
+    }
+
+    /// What the transcode of one file does with each stream.
+    struct Job {
+        var copy: (video: Bool, audio: Bool)
+        var hasAudio: Bool
+        var plan: (MediaInput) -> TranscodePlan
+    }
+
+    /// The streams of `before` and what becomes of each, within the limits.
+    func job(for before: ProbeResult) throws -> Job {
+        let stage = Self.name
         guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {
             throw ItemFailed(
                 stage: stage, rule: .unsupported, message: "content is \(before.content.displayName), not a movie",
@@ -123,23 +153,25 @@ package struct VideoStage: Stage {
         let copy = streamsToCopy(video: video, audio: audio, fitsSize: target.width == width && target.height == height)
         let videoPlan: VideoPlan = copy.video ? .copy : videoEncoding(video, width: target.width, height: target.height)
         let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
-
-        let outputPath = try MediaStageSupport.outputPath(
-            for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
-        let (stats, after) = try MediaStageSupport.transcode(
-            item, probe: before, to: outputPath, stage: stage, context: context
-        ) { input in
+        let options = options
+        return Job(copy: copy, hasAudio: audio != nil) { input in
             TranscodePlan(
                 container: options.container == .mov ? .mov : .mp4, faststart: true, video: (video.index, videoPlan),
                 audio: audioPlan, skipDecodeErrors: options.onDecodeError == .skip,
                 metadata: MediaStageSupport.carriedMetadata(input))
         }
+    }
 
+    /// The stage's fact: what was copied or encoded, before and after.
+    func fact(_ job: Job, before: ProbeResult, after: ProbeResult, stats: TranscodeStats, path outputPath: String)
+        -> JSONObject
+    {
+        let copy = job.copy
         var fact = JSONObject()
         fact["path"] = .string(outputPath)
         fact["action"] = .string(copy.video && copy.audio ? "remuxed" : "transcoded")
         fact["video"] = .string(copy.video ? "copied" : "encoded")
-        fact["audio"] = .string(audio == nil ? "none" : copy.audio ? "copied" : "encoded")
+        fact["audio"] = .string(!job.hasAudio ? "none" : copy.audio ? "copied" : "encoded")
         fact["rotation"] = .string("kept as display matrix")
         fact["before"] = MediaStageSupport.describe(before)
         fact["after"] = MediaStageSupport.describe(after)
@@ -151,9 +183,7 @@ package struct VideoStage: Stage {
         } else {
             fact["packets_copied"] = .int(Int64(stats.packetsCopied))
         }
-        MediaStageSupport.finish(
-            item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
-        return .proceed
+        return fact
     }
 
     /// Which streams are copied as they are: all of them for `remux`, none for `transcode`; for `auto` the ones

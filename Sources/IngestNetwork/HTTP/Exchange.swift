@@ -69,7 +69,9 @@ package struct Exchange {
             try waitForSlot(&retryClock)
             // Built (and signed) after the waits, so its date is the moment it goes out.
             var request = try makeRequest(attempt)
-            if let deadline { request.timeout = Self.timeout(request.timeout, within: deadline.remaining(at: clock.now)) }
+            if let deadline {
+                request.timeout = Self.timeout(request.timeout, within: deadline.remaining(at: clock.now))
+            }
             let began = Date()
             var hops: [RedirectHop] = []
             let result = try performFollowing(request, attempt: attempt, observer: observer, hops: &hops)
@@ -114,7 +116,11 @@ package struct Exchange {
                     waitingFor: "waiting for a slot of rate \(limiter.rate.rangeText), free in "
                         + "\(JSONValue.format(freesIn.rounded(.up))) s"))
         }
-        if retryClock.started == nil { retryClock.started = clock.now } else { retryClock.queued += clock.now - queuing }
+        if retryClock.started == nil {
+            retryClock.started = clock.now
+        } else {
+            retryClock.queued += clock.now - queuing
+        }
     }
 
     /// Ends a wait that would pass the stage's deadline at the deadline, and returns the file's failure by the
@@ -122,7 +128,9 @@ package struct Exchange {
     private func endAtDeadline(_ deadline: StageDeadline, during request: HTTPRequest, waitingFor: String) throws
         -> ItemFailed
     {
-        guard clock.sleep(until: deadline.instant, cancellation: cancellation) else { throw interrupted(during: request) }
+        guard clock.sleep(until: deadline.instant, cancellation: cancellation) else {
+            throw interrupted(during: request)
+        }
         return ItemFailed(stage: stage, rule: .timeout, message: deadline.gaveUp(at: clock.now, waitingFor: waitingFor))
     }
 

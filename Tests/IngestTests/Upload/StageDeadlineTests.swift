@@ -77,7 +77,8 @@ import Testing
         let folder = try TemporaryFolder("deadline-3600")
         defer { folder.remove() }
         let clock = ManualClock()
-        let failure = try #require(try failure(of: try pollStage(backend.base + "/v1/jobs/1", in: folder), clock: clock))
+        let stage = try pollStage(backend.base + "/v1/jobs/1", in: folder)
+        let failure = try #require(try failure(of: stage, clock: clock))
         #expect(failure.rule == .status, "\(failure)")
         #expect(failure.message.contains("answered 429 Too Many Requests"), "\(failure.message)")
         #expect(clock.sleeps.isEmpty, "the stage waited \(clock.sleeps)")

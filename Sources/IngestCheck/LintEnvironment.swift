@@ -19,7 +19,8 @@ struct EnvironmentLint {
         for entry in stages {
             let location = entry.item.location
             for message in s3Needs(entry) + templateNeeds(entry) {
-                issues.append(PipelineLintIssue(severity: strict ? .error : .warning, location: location, message: message))
+                issues.append(
+                    PipelineLintIssue(severity: strict ? .error : .warning, location: location, message: message))
             }
         }
         return issues
@@ -62,7 +63,8 @@ struct EnvironmentLint {
             guard variable.hasPrefix("env.") else { return nil }
             let name = String(variable.dropFirst(4))
             guard !name.isEmpty, !isSet(name), seen.insert(name).inserted else { return nil }
-            return "environment variable '\(name)' is not set: {{env.\(name)}} reads it, so \(entry.name ?? "the stage") "
+            return
+                "environment variable '\(name)' is not set: {{env.\(name)}} reads it, so \(entry.name ?? "the stage") "
                 + "fails each file that reaches it"
         }
     }

@@ -29,8 +29,9 @@ import Testing
         #expect(said.count == 2, "\(said)")
         #expect(
             said.contains {
-                $0.hasPrefix("p.yml:5:5: warning: environment variables 'AWS_ACCESS_KEY_ID' and 'AWS_SECRET_ACCESS_KEY' "
-                    + "are not set: upload (method: s3) signs its requests")
+                $0.hasPrefix(
+                    "p.yml:5:5: warning: environment variables 'AWS_ACCESS_KEY_ID' and 'AWS_SECRET_ACCESS_KEY' "
+                        + "are not set: upload (method: s3) signs its requests")
                     && $0.contains("'ingest run' and 'ingest run --dry-run' stop before the first file")
                     && $0.contains("'ingest validate' needs none")
             }, "\(said)")
@@ -50,12 +51,13 @@ import Testing
     @Test func nothingIsSaidWhenTheEnvironmentOrThePipelineHasThem() {
         let set = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "eu-north-1"]
         #expect(Self.messages(Self.s3Pipeline, set).isEmpty)
-        let written = Self.s3Pipeline + """
+        let written =
+            Self.s3Pipeline + """
 
-                  endpoint: http://127.0.0.1:9000
-                  access_key_id: AKID
-                  secret_access_key: secret
-            """
+                      endpoint: http://127.0.0.1:9000
+                      access_key_id: AKID
+                      secret_access_key: secret
+                """
         #expect(Self.messages(written, [:]).isEmpty, "\(Self.messages(written, [:]))")
         // An empty value is no value (as the upload reads them).
         #expect(Self.messages(Self.s3Pipeline, set.merging(["AWS_REGION": ""]) { $1 }).count == 1)

@@ -45,7 +45,9 @@ import Testing
         guard let start = help.stdout.range(of: "SUBCOMMANDS:\n") else { return [] }
         return help.stdout[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
             .prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
-            .compactMap { line in line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first : nil }
+            .compactMap { line in
+                line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first : nil
+            }
             .map(String.init)
     }
 

@@ -39,7 +39,9 @@ import Testing
         let rest = segments.dropFirst()
         if segment == "**" {
             if matches(rest, in: folder) { return true }
-            return children(of: folder).contains { isFolder(folder + "/" + $0) && matches(segments, in: folder + "/" + $0) }
+            return children(of: folder).contains {
+                isFolder(folder + "/" + $0) && matches(segments, in: folder + "/" + $0)
+            }
         }
         let isPattern = segment.contains("*") || segment.contains("<")
         guard isPattern else {
@@ -78,7 +80,8 @@ import Testing
         #expect(count > 50, "the checker found only \(count) paths")
         let list = missing.joined(separator: "\n")
         #expect(
-            missing.isEmpty, "these paths do not exist (moved? write the new path, or a pattern with * or <name>):\n\(list)")
+            missing.isEmpty,
+            "these paths do not exist (moved? write the new path, or a pattern with * or <name>):\n\(list)")
     }
 
     /// The checker finds paths in prose and code, passes patterns and placeholders that match, and fails a moved

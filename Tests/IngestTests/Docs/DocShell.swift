@@ -60,7 +60,7 @@ final class DocShell {
 /// Compares a document's shown output with a run's, after normalising only what truly varies.
 enum DocOutput {
     /// What varies between runs: loopback ports, the timing figures of the summary line, SigV4's dates, UUIDs the
-    /// server makes up (`Visit ID: …`) and the temp folder.
+    /// server makes up (`Visit ID: …`), a multipart form's random boundary and the temp folder.
     static func normalised(_ line: String) -> String {
         var text = line
         let rules: [(String, String)] = [
@@ -69,6 +69,7 @@ enum DocOutput {
             (#"X-Amz-Date: [0-9]{8}T[0-9]{6}Z"#, "X-Amz-Date: DATE"),
             (#"(Credential=[^/]+)/[0-9]{8}/"#, "$1/DAY/"),
             (#"Visit ID: [0-9a-f-]{36}"#, "Visit ID: UUID"),
+            (#"boundary=ingest-[0-9a-f]+"#, "boundary=ingest-RANDOM"),
             (#"/tmp/[^ ]*doc-[^/ ]+/"#, ""),
         ]
         for (pattern, replacement) in rules {

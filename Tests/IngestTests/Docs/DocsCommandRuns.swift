@@ -75,7 +75,8 @@ import Testing
     @Test func pipelineTests() throws {
         let shell = try DocShell("pipeline-tests")
         let file = "docs/testing-pipelines.md"
-        _ = try shell.folder.file("t/vet-audio.test.yml", try Self.yamlBlock(in: file, containing: "pipeline: vet-audio.yml"))
+        _ = try shell.folder.file(
+            "t/vet-audio.test.yml", try Self.yamlBlock(in: file, containing: "pipeline: vet-audio.yml"))
         try FileManager.default.copyItem(
             atPath: TestPaths.root + "/pipelines/vet-audio.yml", toPath: shell.folder.path + "/t/vet-audio.yml")
         try shell.run("ingest test t/", in: file, status: 1)
@@ -106,12 +107,14 @@ extension DocShell {
         process.standardError = FileHandle.nullDevice
         try process.run()
         for _ in 0..<500 where process.isRunning {
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) != nil {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8),
+                Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) != nil
+            {
                 return BackgroundCommand(process: process)
             }
             usleep(20_000)
         }
-        kill(process.processIdentifier, SIGTERM)
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         throw FixtureError(message: "\(file): `\(text)` wrote no port to \(portFile)")
     }
@@ -121,9 +124,11 @@ extension DocShell {
 struct BackgroundCommand {
     let process: Process
 
+    /// SIGKILL, as the shell may have been started with SIGTERM blocked (a thread of libdispatch spawned it) and
+    /// would never see it; the fixture, which watches its parent, leaves once the shell is gone.
     func stop() {
         if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }

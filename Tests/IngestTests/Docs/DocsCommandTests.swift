@@ -30,9 +30,10 @@ import Testing
         "docs/walkthroughs/README.md": [
             "python3 Tests/Fixtures/backend.py --port-file /tmp/port &"  // walkthroughsOnSamples
         ],
+        // The walkthroughs: SeedPipelinesWalkthroughs.
         "docs/walkthroughs/hockey-video-analyze.md": [
             "PUCKBUDDY_API=http://127.0.0.1:$(cat /tmp/port) PUCKBUDDY_USER_ID=uid-42 "
-                + "ingest run pipelines/hockey-video-analyze.yml videos/ --report analysis.jsonl"  // walkthroughsOnSamples
+                + "ingest run pipelines/hockey-video-analyze.yml videos/ --report analysis.jsonl"
         ],
         "docs/walkthroughs/hockey-video-signed-put.md": [
             "PUCKBUDDY_BACKEND=http://127.0.0.1:$(cat /tmp/port)/api PUCKBUDDY_USER_ID=uid-42 "
@@ -103,15 +104,18 @@ import Testing
             ```
             """
         let found = DocCommands.commands(in: "x.md", text: text)
-        #expect(found.map(\.text) == ["ingest lint a.yml", "A=1 ingest run a.yml", "ingest validate a.yml in/", "cat x"])
-        #expect(found.map(\.line) == [2, 4, 9, 11])
+        #expect(
+            found.map(\.text) == ["ingest lint a.yml", "A=1 ingest run a.yml", "ingest validate a.yml in/", "cat x"])
+        #expect(found.map(\.line) == [2, 4, 10, 12])
         #expect(found[0].notRun == nil && found[0].output == nil)
         #expect(found[2].notRun == "needs a real AWS account")
         #expect(found[2].output == ["ok    in/x.mov"] && found[3].output == [])
     }
 
     @Test func theOutputComparisonNormalisesOnlyWhatVaries() {
-        let shown = ["ok    a.mov", "…", "2 passed", "5 files, 154.4 KiB in 0.0s, 8.1 MiB/s; 1 failed  (standard error)"]
+        let shown = [
+            "ok    a.mov", "…", "2 passed", "5 files, 154.4 KiB in 0.0s, 8.1 MiB/s; 1 failed  (standard error)",
+        ]
         let stderr = "5 files, 154.4 KiB in 1.2s, 99.0 MiB/s; 1 failed\n"
         #expect(DocOutput.difference(shown: shown, stdout: "ok    a.mov\nx\ny\n2 passed\n", stderr: stderr) == nil)
         #expect(DocOutput.difference(shown: shown, stdout: "ok    a.mov\n3 passed\n", stderr: stderr) != nil)

@@ -29,12 +29,15 @@ import Testing
     @Test func documentStartsWithThePackageLinesAnEmbedderAdds() throws {
         let document = try String(contentsOfFile: TestPaths.root + "/docs/library.md", encoding: .utf8)
         let section = try #require(ReadmeTests.section("embedder-package", in: document))
-        #expect(document.range(of: "<!-- BEGIN embedder-package -->")!.lowerBound < document.range(of: "import Ingest")!.lowerBound)
+        #expect(
+            document.range(of: "<!-- BEGIN embedder-package -->")!.lowerBound
+                < document.range(of: "import Ingest")!.lowerBound)
         let manifest = try #require(
             section.components(separatedBy: "```swift\n").last?.components(separatedBy: "```").first)
         let ours = try String(contentsOfFile: TestPaths.root + "/Package.swift", encoding: .utf8)
         let toolsVersion = try #require(ours.split(separator: "\n").first)
-        #expect(manifest.hasPrefix(toolsVersion + "\n"), "docs/library.md: the manifest must start with \(toolsVersion)")
+        #expect(
+            manifest.hasPrefix(toolsVersion + "\n"), "docs/library.md: the manifest must start with \(toolsVersion)")
         for declared in [#"name: "ingest","#, #".library(name: "Ingest""#, ".macOS(.v15)"] {
             #expect(ours.contains(declared), "Package.swift no longer declares \(declared): update docs/library.md")
         }
@@ -47,7 +50,9 @@ import Testing
         #expect(dumped.status == 0, "\(dumped.stderr)")
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(dumped.stdout.utf8)) as? [String: Any], "\(dumped.stdout)")
-        let platforms = (json["platforms"] as? [[String: Any]])?.map { "\($0["platformName"] ?? "") \($0["version"] ?? "")" }
+        let platforms = (json["platforms"] as? [[String: Any]])?.map {
+            "\($0["platformName"] ?? "") \($0["version"] ?? "")"
+        }
         #expect(platforms == ["macos 15.0"], "\(json["platforms"] ?? "")")
         let target = try #require((json["targets"] as? [[String: Any]])?.first)
         let product = "\(target["dependencies"] ?? "")"

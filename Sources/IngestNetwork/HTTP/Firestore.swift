@@ -75,12 +75,15 @@ package enum Firestore {
     }
 
     /// True when a commit's answer is Firestore's "already exists" for the document named `name` (409
-    /// `ALREADY_EXISTS`, "Document already exists: projects/…/documents/jobs/ID"). Firestore also answers 409 for an
+    /// `ALREADY_EXISTS`, "Document already exists: projects/…/documents/jobs/ID"; Google's Firestore emulator says
+    /// "entity already exists: EntityRef{partitionRef=dev~PROJECT, path=/jobs/ID}"). Firestore also answers 409 for an
     /// aborted commit (`ABORTED`), which is not this.
     package static func alreadyExists(_ response: HTTPResponse, name: String) -> Bool {
         guard response.status == 409, let answer = try? JSONValue.parse(response.body) else { return false }
+        let message = answer.lookup("error.message")?.stringValue ?? ""
+        let path = name.range(of: "/documents/").map { "path=/" + name[$0.upperBound...] + "}" }
         return answer.lookup("error.status")?.stringValue == "ALREADY_EXISTS"
-            && (answer.lookup("error.message")?.stringValue ?? "").hasSuffix(name)
+            && (message.hasSuffix(name) || path.map { message.hasSuffix($0) } == true)
     }
 
     /// What a refused Firestore call adds to its message: for 401, that the token was refused.

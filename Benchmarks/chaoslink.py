@@ -12,7 +12,9 @@ cut-off ones included), "stored_part_bytes" (bytes of UploadPart and PutObject r
 "resets", "dropped_answers", "callbacks": {key: deliveries}}.
 
 Start: chaoslink.py --upstream http://HOST:PORT --port-file FILE [--delay-ms 20] [--reset 0.02] [--drop 0.02]
-                   [--seed N]
+                   [--drop-create 0.5] [--seed N]
+--drop-create: the fraction of CreateMultipartUpload answers lost besides --drop (S3 made the upload; the client
+never learns its id), the case that once left incomplete uploads behind.
 """
 import argparse
 import http.client
@@ -29,7 +31,7 @@ LOCK = threading.Lock()
 STATS = {"requests": 0, "body_bytes": 0, "stored_part_bytes": 0, "resent_stored_parts": 0, "resets": 0,
          "dropped_answers": 0, "callbacks": {}}
 STORED_PARTS = set()       # (uploadId, partNumber) S3 answered 200 for
-CONFIG = {"upstream": None, "delay": 0.02, "reset": 0.0, "drop": 0.0, "random": random.Random()}
+CONFIG = {"upstream": None, "delay": 0.02, "reset": 0.0, "drop": 0.0, "drop_create": 0.0, "random": random.Random()}
 
 
 def add(name, amount=1):
@@ -88,6 +90,8 @@ class Handler(BaseHTTPRequestHandler):
             add("resets")
             return self.reset()
         lose_answer = roll < CONFIG["reset"] + CONFIG["drop"]
+        if self.command == "POST" and "uploads" in parse_qs(urlsplit(self.path).query, keep_blank_values=True):
+            lose_answer = lose_answer or CONFIG["random"].random() < CONFIG["drop_create"]
         status, body, headers = (self.callback(path) if path.startswith("/callback/") else self.forward(path))
         if status is None:
             return self.reset()
@@ -154,10 +158,12 @@ def main():
     parser.add_argument("--delay-ms", type=float, default=20)
     parser.add_argument("--reset", type=float, default=0.0)
     parser.add_argument("--drop", type=float, default=0.0)
+    parser.add_argument("--drop-create", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
     CONFIG.update(upstream=urlsplit(args.upstream).netloc, delay=args.delay_ms / 1000, reset=args.reset,
-                  drop=args.drop, random=random.Random(args.seed))
+                  drop=args.drop, drop_create=args.drop_create,
+                  random=random.Random(args.seed))
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     with open(args.port_file + ".tmp", "w") as f:

@@ -17,6 +17,7 @@
 #   WORKERS=4                         ingest processes sharing the journal; LEASE=10 (--lease-seconds)
 #   KILL_EVERY=20                     seconds between kill -9s (0: none)
 #   DELAY_MS=20 RESET=0.01 DROP=0.01  the link: one-way hold, fraction of requests reset, of answers dropped
+#   DROP_CREATE=0.5                   and of CreateMultipartUpload answers dropped besides (S3 made the upload)
 #   MAX_ROUNDS=40                     restarts a worker gets before the run gives up
 #   SEED=29                           file contents and the link's dice
 #   INGEST=/path/to/ingest            the binary (default: this checkout's release build); CONFIG=debug
@@ -30,7 +31,7 @@ BIG="${BIG:-4}" BIG_MIB="${BIG_MIB:-96-160}"
 PART_MIB="${PART_MIB:-8}"
 WORKERS="${WORKERS:-4}" LEASE="${LEASE:-10}"
 KILL_EVERY="${KILL_EVERY:-20}"
-DELAY_MS="${DELAY_MS:-20}" RESET="${RESET:-0.01}" DROP="${DROP:-0.01}"
+DELAY_MS="${DELAY_MS:-20}" RESET="${RESET:-0.01}" DROP="${DROP:-0.01}" DROP_CREATE="${DROP_CREATE:-0.5}"
 MAX_ROUNDS="${MAX_ROUNDS:-40}"
 SEED="${SEED:-29}"
 CONFIG="${CONFIG:-release}"
@@ -53,6 +54,7 @@ cleanup() {
     rm -rf "$WORK" "$PGDIR"
 }
 trap cleanup EXIT
+trap "exit 130" INT TERM
 find_programs
 start_weed 127.0.0.1
 
@@ -77,7 +79,7 @@ JOURNAL="postgres://ingest@127.0.0.1:$PG_PORT/torture"
 
 # --- the link ---
 python3 Benchmarks/chaoslink.py --upstream "$ENDPOINT" --port-file "$WORK/link-port" --delay-ms "$DELAY_MS" \
-    --reset "$RESET" --drop "$DROP" --seed "$SEED" >"$WORK/link.log" 2>&1 &
+    --reset "$RESET" --drop "$DROP" --drop-create "$DROP_CREATE" --seed "$SEED" >"$WORK/link.log" 2>&1 &
 LINK_PID=$!
 for _ in $(seq 200); do [ -s "$WORK/link-port" ] && break; sleep 0.05; done
 LINK="http://127.0.0.1:$(cat "$WORK/link-port")"
@@ -130,6 +132,7 @@ stages:
       max_attempts: 10
       backoff: 200ms
       timeout: 30s
+      allow_http: true
       verify: { url: "$LINK/callback/{{stored.key}}", expect: [200], settle: 2s }
 YAML
 export AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
@@ -142,7 +145,7 @@ worker() {
     for round in $(seq "$MAX_ROUNDS"); do
         echo "$round" >"$WORK/rounds-$n"
         "$INGEST" run "$WORK/torture.yml" "$WORK/in" -q --journal "$JOURNAL" --lease-seconds "$LEASE" \
-            --work-dir "$WORK/work" >>"$WORK/worker-$n.log" 2>&1 &
+            --work-dir "$WORK/work-$n" >>"$WORK/worker-$n.log" 2>&1 &
         pid=$!
         echo "$pid" >"$WORK/pid-$n"
         if wait "$pid"; then
@@ -199,8 +202,8 @@ calls = stats["callbacks"]
 once = sum(1 for n in calls.values() if n == 1)
 print("torture: %d files, %.1f MiB (small %s, medium %s, big %s of %s MiB in %s MiB parts)"
       % (files, total / 1048576, "$SMALL", "$MEDIUM", "$BIG", "$BIG_MIB", "$PART_MIB"))
-print("  %s workers on one PostgreSQL journal, link %s ms each way, %s reset, %s answers dropped"
-      % ("$WORKERS", "$DELAY_MS", "$RESET", "$DROP"))
+print("  %s workers on one PostgreSQL journal, link %s ms each way, %s reset, %s answers dropped (creates: %s more)"
+      % ("$WORKERS", "$DELAY_MS", "$RESET", "$DROP", "$DROP_CREATE"))
 print("  wall %.0f s; kill -9 every %s s: %d kills; most rounds a worker needed: %s; workers that gave up: %s"
       % (float("$seconds"), "$KILL_EVERY", $kills, "$rounds", "$failed_workers"))
 print("  requests %d, reset %d, answers dropped %d" % (stats["requests"], stats["resets"], stats["dropped_answers"]))

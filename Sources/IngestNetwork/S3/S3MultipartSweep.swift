@@ -51,9 +51,8 @@ extension S3Uploader {
         var aborted = 0
         for upload in listed where upload.key == key && upload.uploadID != keeping {
             guard let initiated = upload.initiated, initiated >= low, initiated <= high else {
-                logger?.info(
-                    "open multipart upload \(upload.uploadID) on \(Redaction.url(url)) left alone: begun "
-                        + "outside this run's create (\(upload.initiated.map { "\($0)" } ?? "no time listed"))")
+                let why = "begun outside this run's create (\(upload.initiated.map { "\($0)" } ?? "no time listed"))"
+                logger?.info("open multipart upload \(upload.uploadID) on \(Redaction.url(url)) left alone: \(why)")
                 continue
             }
             let note = abort(url: url, uploadQuery: "uploadId=" + AWSURI.encode(upload.uploadID))

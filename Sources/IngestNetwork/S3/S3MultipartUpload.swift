@@ -83,9 +83,8 @@ extension S3Uploader {
             do {
                 try sweepOpenUploads(url: target.url, key: target.key, from: intent, to: nil, keeping: created.id)
             } catch {
-                logger?.warning(
-                    "CreateMultipartUpload took \(created.attempts) attempts, and the uploads a lost answer may have "
-                        + "left open could not be listed: \(error)")
+                let why = "the uploads a lost answer may have left open could not be listed: \(error)"
+                logger?.warning("CreateMultipartUpload took \(created.attempts) attempts, and \(why)")
             }
         }
         return (created.id, created.query)

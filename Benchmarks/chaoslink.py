@@ -9,7 +9,8 @@ is the callback backend the torture pipeline calls after each upload, behind the
 Figures (not behind faults): GET /_stats -> {"requests", "body_bytes" (request body bytes received from the client,
 cut-off ones included), "stored_part_bytes" (bytes of UploadPart and PutObject requests S3 answered 200),
 "resent_stored_parts" (an UploadPart sent again for a part whose 200 had reached the client),
-"resets", "dropped_answers", "callbacks": {key: deliveries}}.
+"resets", "dropped_answers" (of which "dropped_create_answers": CreateMultipartUpload's), "callbacks": {key:
+deliveries}}.
 
 Start: chaoslink.py --upstream http://HOST:PORT --port-file FILE [--delay-ms 20] [--reset 0.02] [--drop 0.02]
                    [--drop-create 0.5] [--seed N]
@@ -29,7 +30,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 LOCK = threading.Lock()
 STATS = {"requests": 0, "body_bytes": 0, "stored_part_bytes": 0, "resent_stored_parts": 0, "resets": 0,
-         "dropped_answers": 0, "callbacks": {}}
+         "dropped_answers": 0, "dropped_create_answers": 0, "callbacks": {}}
 STORED_PARTS = set()       # (uploadId, partNumber) S3 answered 200 for
 CONFIG = {"upstream": None, "delay": 0.02, "reset": 0.0, "drop": 0.0, "drop_create": 0.0, "random": random.Random()}
 
@@ -92,6 +93,8 @@ class Handler(BaseHTTPRequestHandler):
         lose_answer = roll < CONFIG["reset"] + CONFIG["drop"]
         if self.command == "POST" and "uploads" in parse_qs(urlsplit(self.path).query, keep_blank_values=True):
             lose_answer = lose_answer or CONFIG["random"].random() < CONFIG["drop_create"]
+            if lose_answer:
+                add("dropped_create_answers")
         status, body, headers = (self.callback(path) if path.startswith("/callback/") else self.forward(path))
         if status is None:
             return self.reset()

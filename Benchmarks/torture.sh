@@ -58,24 +58,11 @@ trap "exit 130" INT TERM
 find_programs
 start_weed 127.0.0.1
 
-# --- PostgreSQL, as Benchmarks/journal-postgres.sh starts it ---
-BIN="${INGEST_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n | tail -1)}"
-[ -x "$BIN/initdb" ] || { echo "PostgreSQL's initdb not found (apt install postgresql, or set INGEST_PG_BIN)" >&2; exit 1; }
-AS_USER=()
-if [ "$(id -u)" = 0 ]; then
-    ACCOUNT=$(id postgres >/dev/null 2>&1 && echo postgres || echo nobody)
-    chown "$ACCOUNT" "$PGDIR"
-    AS_USER=(runuser -u "$ACCOUNT" --)
-fi
-PG_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"${AS_USER[@]}" "$BIN/initdb" -D "$PGDIR/data" -U ingest -A trust --no-sync --no-instructions -E UTF8 \
-    --locale=C.UTF-8 >"$PGDIR/initdb.log" 2>&1
-"${AS_USER[@]}" "$BIN/postgres" -D "$PGDIR/data" -h 127.0.0.1 -p "$PG_PORT" -k "$PGDIR" -F \
-    -c max_connections=100 -c shared_buffers=16MB >"$PGDIR/postgres.log" 2>&1 &
-PG_PID=$!
-for _ in $(seq 100); do "$BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && break; sleep 0.1; done
-"$BIN/psql" -q -h 127.0.0.1 -p "$PG_PORT" -U ingest -d postgres -c "CREATE DATABASE torture" >/dev/null
-JOURNAL="postgres://ingest@127.0.0.1:$PG_PORT/torture"
+# --- PostgreSQL (Benchmarks/pglib.sh) ---
+source Benchmarks/pglib.sh
+start_postgres
+psql -c "CREATE DATABASE torture" >/dev/null
+JOURNAL="postgres://ingest@127.0.0.1:$PORT/torture"
 
 # --- the link ---
 python3 Benchmarks/chaoslink.py --upstream "$ENDPOINT" --port-file "$WORK/link-port" --delay-ms "$DELAY_MS" \
@@ -206,7 +193,8 @@ print("  %s workers on one PostgreSQL journal, link %s ms each way, %s reset, %s
       % ("$WORKERS", "$DELAY_MS", "$RESET", "$DROP", "$DROP_CREATE"))
 print("  wall %.0f s; kill -9 every %s s: %d kills; most rounds a worker needed: %s; workers that gave up: %s"
       % (float("$seconds"), "$KILL_EVERY", $kills, "$rounds", "$failed_workers"))
-print("  requests %d, reset %d, answers dropped %d" % (stats["requests"], stats["resets"], stats["dropped_answers"]))
+print("  requests %d, reset %d, answers dropped %d (CreateMultipartUpload's: %d)"
+      % (stats["requests"], stats["resets"], stats["dropped_answers"], stats["dropped_create_answers"]))
 print("  objects: %d missing, %d differing from their file" % ($missing, $mismatched))
 print("  callbacks: %d of %d files delivered exactly once, %d more than once, %d never"
       % (once, files, sum(1 for n in calls.values() if n > 1), files - len(calls)))

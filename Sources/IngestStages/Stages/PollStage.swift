@@ -161,7 +161,7 @@ package struct PollStage: Stage {
             throw ItemFailed(
                 stage: Self.name, rule: .status,
                 message: "\(shown) answered \(ServerMessage.statusLine(response.status))\(attempts)\(said)"
-                    + (options.format == .firestore ? Firestore.hint(status: response.status) : ""),
+                    + refusalHint(response.status),
                 expected: "2xx", actual: String(response.status))
         }
         let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -189,5 +189,15 @@ package struct PollStage: Stage {
             state += " \(JSONValue.format(progress))%"
         }
         return state
+    }
+}
+
+extension PollStage {
+    /// What a refused read adds: for Firestore, where a fresh ID token goes; otherwise the variables the headers
+    /// were written with (for 401 and 403).
+    func refusalHint(_ status: Int) -> String {
+        options.format == .firestore
+            ? Firestore.hint(status: status, tokenVariables: options.headers.variables(of: "Authorization"))
+            : options.headers.credentialHint(status: status)
     }
 }

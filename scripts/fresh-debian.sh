@@ -53,6 +53,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# rm -rf of a root with something still bound in it (/dev, /opt/swift-packages) would delete the host's files.
+refuse_if_mounted() {
+    if grep -q " $(readlink -m "$1")/" /proc/mounts; then
+        echo "fresh-debian.sh: something is still mounted under $1 (another run?); not removing it" >&2
+        exit 1
+    fi
+}
+
 mount_into() {  # mount_into TARGET MOUNT-ARGUMENTS...
     local target=$1
     shift
@@ -97,6 +105,7 @@ make_base() {
 # source: a bundle of this repository's HEAD.
 enter_fresh_root() {
     current_root="$STOCK_DIR/$mode/root"
+    refuse_if_mounted "$STOCK_DIR/$mode"
     rm -rf "$STOCK_DIR/$mode"
     mkdir -p "$STOCK_DIR/$mode"
     cp -a "$STOCK_DIR/base" "$current_root"
@@ -116,6 +125,7 @@ add_swift() {
     mount -o remount,bind,ro "$current_root/opt/swift" || return 1
     if [ -d "$PACKAGES_DIR" ]; then
         mount_into "$current_root$PACKAGES_DIR" --bind "$PACKAGES_DIR" || return 1
+        mount -o remount,bind,ro "$current_root$PACKAGES_DIR" || return 1
         # The copies belong to the host's root: git would call them dubious for `dev` without safe.directory.
         printf '[url "%s/"]\n\tinsteadOf = https://github.com/\n[safe]\n\tdirectory = *\n' "$PACKAGES_DIR" \
             >"$current_root/etc/gitconfig"
@@ -183,7 +193,7 @@ for mode in "${modes[@]}"; do
     cleanup
     current_root=""
     # A failed mode's root stays for a look (its mounts are gone); a passed one is removed (a build is gigabytes).
-    [[ " ${failed[*]} " == *" $mode "* ]] || rm -rf "$STOCK_DIR/$mode/root"
+    [[ " ${failed[*]} " == *" $mode "* ]] || { refuse_if_mounted "$STOCK_DIR/$mode"; rm -rf "$STOCK_DIR/$mode/root"; }
 done
 for mode in "${modes[@]}"; do echo "--- $mode"; cat "$STOCK_DIR/$mode/times" 2>/dev/null; done
 [ ${#failed[@]} = 0 ] || { echo "failed: ${failed[*]}" >&2; exit 1; }

@@ -111,6 +111,8 @@ enter_fresh_root() {
     cp -a "$STOCK_DIR/base" "$current_root"
     rm -f "$current_root/.complete"
     cp /etc/resolv.conf "$current_root/etc/resolv.conf"
+    printf '127.0.0.1 localhost\n127.0.1.1 %s\n::1 localhost ip6-localhost ip6-loopback\n' "$(hostname)" \
+        >"$current_root/etc/hosts"
     mount_into "$current_root/proc" -t proc proc
     mount_into "$current_root/sys" -t sysfs sys
     mount_into "$current_root/dev" --bind /dev
@@ -131,7 +133,18 @@ add_swift() {
             >"$current_root/etc/gitconfig"
     fi
     in_root "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        $SWIFT_PREREQUISITES >/dev/null && swift --version"
+        $SWIFT_PREREQUISITES >/dev/null && swift --version" || return 1
+    trust_host_authorities
+}
+
+# Where the host reaches PyPI through a TLS proxy whose authority it added to its own trust (certificates in
+# /usr/local/share/ca-certificates, as in this workplace), the root trusts it too, and pip reads the system's store
+# (its own bundle would not have it). On a machine that reaches PyPI directly there is nothing to copy.
+trust_host_authorities() {
+    compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null || return 0
+    cp /usr/local/share/ca-certificates/*.crt "$current_root/usr/local/share/ca-certificates/"
+    printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"$current_root/etc/pip.conf"
+    in_root "update-ca-certificates >/dev/null"
 }
 
 # The README's commands, in a login shell of root or of dev (a user with sudo) in its home; the clone is what a user

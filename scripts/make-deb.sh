@@ -10,19 +10,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
+# release; debug packages the debug build (to try the packaging itself without a release build's minutes).
+configuration=${CONFIGURATION:-release}
 out=.build/deb
 
-# The man page first: the plugin builds every product in release mode (not statically), then runs generate-manual.
+# The man page first: the plugin builds every product (not statically), then runs generate-manual on `ingest`.
 rm -rf "$out"
 mkdir -p "$out"
 find .build/plugins -path '*GenerateManual*' -name '*.1' -delete 2>/dev/null || true
-"$swift" package plugin generate-manual --date "$(date -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)" \
+"$swift" package plugin generate-manual --configuration "$configuration" --date "$(date -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)" \
     +%F)" >"$out/manual.log" 2>&1 || { cat "$out/manual.log" >&2; exit 1; }
 manual=$(find .build/plugins -path '*GenerateManual*' -name ingest.1 | head -1)
 [ -n "$manual" ] || { echo "make-deb.sh: generate-manual wrote no ingest.1" >&2; cat "$out/manual.log" >&2; exit 1; }
 
-"$swift" build -c release --product ingest --static-swift-stdlib
-binary="$("$swift" build -c release --show-bin-path)/ingest"
+"$swift" build -c "$configuration" --product ingest --static-swift-stdlib
+binary="$("$swift" build -c "$configuration" --show-bin-path)/ingest"
 version=$("$binary" --version | head -1 | awk '{print $NF}')
 arch=$(dpkg --print-architecture)
 root="$out/ingest_${version}_${arch}"

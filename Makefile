@@ -57,8 +57,13 @@ $(VENV)/requirements.txt: Tests/requirements.txt
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
 	cp Tests/requirements.txt $@
 
+# make's debug builds (build, demo, test) turn this project's Swift warnings into errors. SwiftPM compiles the
+# dependencies with -suppress-warnings instead, so theirs stay theirs. scripts/run-tests.sh uses the same flags;
+# `swift build` or `swift test` by hand without them compiles everything again (pass them to reuse make's build).
+SWIFT_BUILD_FLAGS ?= -Xswiftc -warnings-as-errors
+
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
 # The optimised binary CI caches (.build/release) and `install` copies.
 release: deps
@@ -80,7 +85,7 @@ uninstall:
 # scripts/run-tests.sh: `swift test`'s tests in two processes at once (one process runs only as many tests at a time
 # as there are cores, most of them waiting on a subprocess or a server; the script says more).
 test: test-deps build
-	SWIFT=$(SWIFT) bash scripts/run-tests.sh
+	SWIFT=$(SWIFT) SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" bash scripts/run-tests.sh
 
 demo: build
 	$(INGEST) validate pipelines/preflight.yml Samples/ ; status=$$?; \

@@ -96,7 +96,8 @@ package final class ListeningSocket: Sendable {
             }
         }
         guard named else { return nil }
-        let hostText = String(cString: host)
-        return (hostText.contains(":") ? "[\(hostText)]" : hostText) + ":" + String(cString: service)
+        let hostText = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let serviceText = service.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return (hostText.contains(":") ? "[\(hostText)]" : hostText) + ":" + serviceText
     }
 }

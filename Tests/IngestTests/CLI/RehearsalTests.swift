@@ -237,7 +237,7 @@ struct RehearsalTests {
             bad = {"cases": [{"input": "x.mov", "expect": {"outcome": "passed"}}]}
             print("bad", "ok" if validator.is_valid(bad) else "refused")
             """
-        let result = try runTool("python3", ["-c", script, TestPaths.root + "/pipelines"])
+        let result = try runTool(TestVenv.python, ["-c", script, TestPaths.root + "/pipelines"])
         #expect(result.status == 0, "python3 with PyYAML and jsonschema is needed: \(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         // One line a shipped test file, and the refused one.

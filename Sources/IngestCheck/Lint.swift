@@ -38,7 +38,8 @@ extension Pipeline {
     /// Every error that stops the file from loading, or, when it loads, warnings about likely mistakes. In file
     /// order; the file is usable when no issue has severity `.error`. Lint needs no secrets: a variable unset inside
     /// a stage's options is a warning naming it (an error with `strictEnvironment`, for CI); one needed to load the
-    /// file itself (`concurrency: ${N}`) stays an error.
+    /// file itself (`concurrency: ${N}`) stays an error. So are the other things `ingest run` reads from the
+    /// environment: an S3 upload's credentials and region, `{{env.NAME}}` (`EnvironmentLint`).
     /// A test file (`NAME.test.yml`, or a file of `cases` without `stages`) is checked as `ingest test` reads it.
     /// `notes`: also say, for each template value in a URL, how it is encoded there.
     package static func lint(
@@ -47,8 +48,8 @@ extension Pipeline {
     ) -> [PipelineLintIssue] {
         if PipelineTestFile.isTestFile(path: path) { return PipelineTestFile.lint(path: path) }
         return lintIssues(
-            decodeFile(path: path, environment: environment, excuseUnset: true), strict: strictEnvironment,
-            notes: notes)
+            decodeFile(path: path, environment: environment, excuseUnset: true), environment: environment,
+            strict: strictEnvironment, notes: notes)
     }
 
     /// `lint` for text already in memory; `source` names it in findings.
@@ -58,10 +59,12 @@ extension Pipeline {
     ) -> [PipelineLintIssue] {
         lintIssues(
             decodeFile(yaml: yaml, source: source, environment: environment, excuseUnset: true),
-            strict: strictEnvironment, notes: notes)
+            environment: environment, strict: strictEnvironment, notes: notes)
     }
 
-    private static func lintIssues(_ decoded: DecodedFile, strict: Bool, notes: Bool) -> [PipelineLintIssue] {
+    private static func lintIssues(
+        _ decoded: DecodedFile, environment: [String: String], strict: Bool, notes: Bool
+    ) -> [PipelineLintIssue] {
         let unset = decoded.unsetVariables.map {
             PipelineLintIssue(severity: strict ? .error : .warning, location: $0.location, message: $0.message)
         }
@@ -71,7 +74,12 @@ extension Pipeline {
         let linter = PipelineLinter(stages: decoded.stages.filter { $0.configured != nil && !$0.isLeftOut })
         let urlNotes =
             notes ? linter.urlNotes(lines: decoded.yaml.split(separator: "\n", omittingEmptySubsequences: false)) : []
-        return (unset + linter.warnings() + urlNotes).sortedByLocation(\.location)
+        let disposal =
+            decoded.pipeline.map {
+                DisposalLint.issues($0, stages: decoded.stages, yaml: decoded.yaml, notes: notes)
+            } ?? []
+        let needed = EnvironmentLint(stages: decoded.stages, environment: environment).issues(strict: strict)
+        return (unset + needed + linter.warnings() + urlNotes + disposal).sortedByLocation(\.location)
     }
 }
 

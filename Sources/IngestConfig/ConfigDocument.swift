@@ -117,7 +117,9 @@ package enum ConfigLoader {
                 if isKey { return ConfigNode(.scalar(scalar.string, plain: plain), at: here) }
                 do {
                     let text = try Interpolation.expand(scalar.string, environment: environment)
-                    return ConfigNode(.scalar(text, plain: plain), at: here)
+                    var converted = ConfigNode(.scalar(text, plain: plain), at: here)
+                    converted.variables = Interpolation.variables(in: scalar.string)
+                    return converted
                 } catch let failure as Interpolation.Failure {
                     errors.append(PipelineFileError(location: here, message: failure.message))
                     uninterpolated.append(here)

@@ -98,7 +98,9 @@ extension Pipeline {
             }
         }
         let excused = unset.filter { !document.errors.contains($0) }
-        let templateErrors = TemplateCheck.errors(stages: file.stages.entries, yaml: yaml)
+        let templateErrors =
+            TemplateCheck.errors(stages: file.stages.entries, yaml: yaml)
+            + OutputCheck.errors(stages: file.stages.entries, yaml: yaml)
         // A scalar whose variable is missing still holds `${…}`: what decoding says about it, or about its stage's
         // options as a whole, repeats that error.
         let echoes = document.echoLocations(of: file.stages.entries)

@@ -137,10 +137,13 @@ struct PipelineFileOptions: StageOptions, Sendable {
                 default: "no limit"),
             OptionField(
                 "on_success", \.onSuccess,
-                doc: "What becomes of a file once the journal has it as done: `{move_to: DIR}` or `{delete: true}`.",
+                doc: "What becomes of a file once an upload delivered it and the journal has it as done (`ingest run`, "
+                    + "`ingest watch`): `{move_to: DIR}` or `{delete: true}`.",
                 default: "left where it is"),
             OptionField(
-                "on_failure", \.onFailure, doc: "Where a failed file is moved: `{move_to: DIR}`, its report beside it.",
+                "on_failure", \.onFailure,
+                doc: "Where a failed file is moved under `ingest run` and `ingest watch`: `{move_to: DIR}`, its report "
+                    + "beside it.",
                 default: "left where it is"),
             OptionField(
                 "settle", \.settle,

@@ -16,6 +16,8 @@ extension TemplateOffer {
         // The probe is read on demand when no probe stage ran.
         ProbeStage.templateOffer!,
         TemplateOffer(name: "env", fields: nil, wholeValue: false),
+        // Named outputs are checked by `OutputCheck`, which knows which earlier stage made each.
+        TemplateOffer(name: "outputs", fields: nil, wholeValue: false),
     ]
 }
 

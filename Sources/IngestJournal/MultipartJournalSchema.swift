@@ -28,16 +28,21 @@ package enum MultipartJournalSchema {
     static let uploadColumns =
         "file_id, position, url, bucket, object_key, upload_id, part_size, size, mtime_ns, inode, config_hash"
 
-    /// An upload from a row of `uploadColumns`, as text (PostgreSQL) or typed values (SQLite, turned to text).
+    /// `uploadColumns` and the row's time, as reads select them.
+    static let selectedColumns = uploadColumns + ", updated_at"
+
+    /// An upload from a row of `selectedColumns`, as text (PostgreSQL) or typed values (SQLite, turned to text).
     static func upload(row: [String?]) -> JournaledMultipartUpload? {
         guard row.count >= 11, let fileID = row[0].flatMap({ Int64($0) }), let position = row[1].flatMap({ Int($0) }),
             let partSize = row[6].flatMap({ Int64($0) }), let size = row[7].flatMap({ Int64($0) }),
             let modified = row[8].flatMap({ Int64($0) }), let inode = row[9].flatMap({ Int64($0) })
         else { return nil }
-        return JournaledMultipartUpload(
+        var upload = JournaledMultipartUpload(
             fileID: fileID, position: position, url: row[2] ?? "", bucket: row[3] ?? "", key: row[4] ?? "",
             uploadID: row[5] ?? "", partSize: partSize, fileSize: size, modified: modified,
             inode: UInt64(bitPattern: inode), configHash: row[10] ?? "")
+        upload.journaledAt = row.count > 11 ? row[11].flatMap { Int64($0) } ?? 0 : 0
+        return upload
     }
 
     /// A part from a row of `file_id, position, upload_id, number, etag, checksum, size`.

@@ -27,7 +27,7 @@ extension PostgresJournal: MultipartJournal {
             let known = try connection.execute("SELECT to_regclass('ingest_multipart_parts')").first?.first ?? nil
             guard known != nil else { return [] }
             let uploads = try connection.execute(
-                "SELECT \(MultipartJournalSchema.uploadColumns) FROM ingest_multipart_uploads WHERE \(condition)",
+                "SELECT \(MultipartJournalSchema.selectedColumns) FROM ingest_multipart_uploads WHERE \(condition)",
                 values
             ).compactMap(MultipartJournalSchema.upload(row:))
             let parts = try connection.execute(

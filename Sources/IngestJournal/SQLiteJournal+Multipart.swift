@@ -31,7 +31,7 @@ extension SQLiteJournal: MultipartJournal {
             ).rows()
             guard !known.isEmpty else { return [] }
             let uploads = try reader.statement(
-                "SELECT \(MultipartJournalSchema.uploadColumns) FROM multipart_uploads WHERE \(condition)"
+                "SELECT \(MultipartJournalSchema.selectedColumns) FROM multipart_uploads WHERE \(condition)"
             ).rows(values).compactMap { MultipartJournalSchema.upload(row: $0.map(\.string)) }
             let parts = try reader.statement(
                 "SELECT file_id, position, upload_id, number, etag, checksum, size FROM multipart_parts WHERE "

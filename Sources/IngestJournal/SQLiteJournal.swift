@@ -84,20 +84,40 @@ package final class SQLiteJournal: @unchecked Sendable {
 
     /// Takes the lock only one writer of the journal at `path` may hold.
     private static func lockWriter(_ path: String) throws -> FileLock {
+        try lock(path, at: path + ".lock") { () throws(SystemError) in try FileLock(path: path + ".lock") }
+    }
+
+    /// Takes the lock on the journal file itself, whatever its name (device and inode).
+    private static func lockFile(_ path: String) throws -> FileIdentityLock {
+        try lock(path, at: path) { () throws(SystemError) in try FileIdentityLock(path: path) }
+    }
+
+    /// One of the journal's locks, on the file at `lockPath`, waited for while its holder exits (`exitGrace`).
+    private static func lock<Lock>(_ path: String, at lockPath: String, _ take: () throws(SystemError) -> Lock) throws
+        -> Lock
+    {
         do {
-            return try FileLock(path: path + ".lock")
+            return try ExitingLockHolder.take(
+                path: lockPath, grace: Double(exitGrace), waiting: { sayWaiting(path, holder: $0) }, lock: take)
         } catch {
             throw lockError(path, error)
         }
     }
 
-    /// Takes the lock on the journal file itself, whatever its name (device and inode).
-    private static func lockFile(_ path: String) throws -> FileIdentityLock {
-        do {
-            return try FileIdentityLock(path: path)
-        } catch {
-            throw lockError(path, error)
-        }
+    /// Seconds a run waits for the journal's lock while its holder is exiting (killed, and a supervisor restarted
+    /// the service before it was gone) or gone with a copy of its descriptor lingering; a live run's lock is
+    /// refused at once.
+    package static let exitGrace = 5
+
+    private static func sayWaiting(_ path: String, holder: Int32) {
+        let who =
+            holder <= 0
+            ? "a run that has exited"
+            : "pid \(holder), which " + (Processes.isAlive(holder) ? "is exiting" : "has exited")
+        FileHandle.standardError.write(
+            Data(
+                "ingest: the journal \(path) is still locked by \(who); waiting up to \(exitGrace) s for it to let go\n"
+                    .utf8))
     }
 
     private static func lockError(_ path: String, _ error: SystemError) -> JournalError {

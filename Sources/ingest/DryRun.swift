@@ -32,6 +32,7 @@ enum DryRun {
         else { return }
         var line = "    " + (report.status == .failed ? "on_failure: " : "on_success: ") + action
         if case .string(let target)? = disposal["to"] { line += " to " + target }
+        if case .string(let reason)? = disposal["reason"] { line += " (" + reason + ")" }
         (toStandardError ? FileHandle.standardError : FileHandle.standardOutput).write(Data((line + "\n").utf8))
     }
 }

@@ -17,6 +17,12 @@ enum ResumableUploads {
             let percent = upload.fileSize > 0 ? Double(upload.storedBytes) * 100 / Double(upload.fileSize) : 0
             let path = TerminalText.escaped(paths[upload.fileID] ?? "file #\(upload.fileID)")
             let target = TerminalText.escaped("s3://\(upload.bucket)/\(upload.key)")
+            if upload.isIntent {
+                out +=
+                    "PART  \(path)  a multipart upload to \(target) was being created when its run stopped; the next "
+                    + "run aborts any upload that create left open and starts anew\n"
+                continue
+            }
             out +=
                 "PART  \(path)  resumable: \(upload.parts.count) of \(parts) parts stored, "
                 + "\(mebibytes(upload.storedBytes)) of \(mebibytes(upload.fileSize)) "

@@ -61,9 +61,10 @@ Faults (--faults JSON list), each {"method", "path" (prefix), "times", "action",
   {"action": "conflict"}                                    409 as 003's duplicate-recording answer
   {"action": "act_then_reset"}                              process the request (counted, stored) as usual, then
                                                             RST the connection instead of answering (an answer lost
-                                                            after the server acted); JSON POST routes only
+                                                            after the server acted); JSON POST routes, and
+                                                            proxied requests (S3 answered: "reset after 200")
   {"action": "act_then_hang", "seconds": 30}                process it, then hold the answer that long (a client
-                                                            killed meanwhile never learns it was done)
+                                                            killed meanwhile never learns it was done); proxied too
   {"action": "gate", "file": PATH}                          hold it until PATH exists (see gate.py)
   {"action": "stream", ...}, {"action": "never_answer", ...}  an answer that drips for ever, a huge or deeply
                                                             nested one, or none at all: see slow_answers.py
@@ -470,6 +471,14 @@ class Handler(BaseHTTPRequestHandler):
         headers = answer.getheaders()
         if fault and fault.get("action") == "tamper":  # see tampered_answers.py
             headers, body = tampered_answers.tamper(fault, headers, body)
+        if fault and fault.get("action") in ("act_then_reset", "act_then_hang"):  # S3 acted; its answer is lost
+            with LOCK:
+                STATE["requests"].append([self.command, path, "%s %d" % (
+                    "reset after" if fault["action"] == "act_then_reset" else "held", answer.status)])
+            if fault["action"] == "act_then_reset":
+                self.abort_connection()
+                return True
+            time.sleep(fault.get("seconds", 30))
         self.send_response(answer.status)
         for name, value in headers:
             if name.lower() not in ("connection", "keep-alive", "transfer-encoding", "content-length"):

@@ -13,9 +13,11 @@ Test-only additions: GET /_stats (bytes of PATCH bodies received, requests by me
 terminated uploads, checksums checked, PATCHes carrying Upload-Checksum, requests carrying Authorization),
 POST /_faults (a PATCH cut half way, a corrupted PATCH, an upload that expires, an extension left out of OPTIONS:
 see tus_faults.py), POST /_forget/<id> (the upload expires: later requests get 404), and --max-patch-bytes N (a
-PATCH body over N is refused with 413, as proxies and some servers do).
+PATCH body over N is refused with 413, as proxies and some servers do), and --other-origin (the server listens on a
+second port too and its creation answers' Location names that one: an upload URL on another origin; the port file
+then holds both ports, and /_stats counts requests carrying Authorization by "METHOD port").
 
-Usage: tus_server.py --store DIR --port-file FILE [--checksum] [--max-patch-bytes N]
+Usage: tus_server.py --store DIR --port-file FILE [--checksum] [--max-patch-bytes N] [--other-origin]
 """
 import argparse
 import base64
@@ -34,7 +36,7 @@ import tus_faults
 
 STATS = {"patch_bytes": 0, "requests": {}, "deleted": [], "checksums": 0, "checksum_failures": 0}
 # PATCHes carrying Upload-Checksum; "METHOD status" -> count; requests carrying Authorization, by method
-STATS.update(checksum_headers=0, answers={}, authorized={})
+STATS.update(checksum_headers=0, answers={}, authorized={}, authorized_at={}, requests_at={})
 
 
 def make_app(store, port, checksum, max_patch_bytes):
@@ -95,6 +97,9 @@ class CountingMiddleware:
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         STATS["checksum_headers"] += "upload-checksum" in headers
         STATS["authorized"][method] = STATS["authorized"].get(method, 0) + ("authorization" in headers)
+        at = "%s %d" % (method, scope["server"][1])
+        STATS["requests_at"][at] = STATS["requests_at"].get(at, 0) + 1
+        STATS["authorized_at"][at] = STATS["authorized_at"].get(at, 0) + ("authorization" in headers)
         send = counting_answers(method, send)
         if await tus_faults.answer_expired(scope, receive, send):
             return
@@ -150,19 +155,25 @@ def main():
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--checksum", action="store_true")
     parser.add_argument("--max-patch-bytes", type=int, default=0)
+    parser.add_argument("--other-origin", action="store_true")
     args = parser.parse_args()
+    sockets = [listening() for _ in range(2 if args.other_origin else 1)]
+    ports = [sock.getsockname()[1] for sock in sockets]
+    app = make_app(args.store, ports[-1], args.checksum, args.max_patch_bytes)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
+    with open(args.port_file + ".tmp", "w") as f:
+        f.write(" ".join(map(str, ports)))
+    os.rename(args.port_file + ".tmp", args.port_file)
+    sys.stdout.flush()
+    server.run(sockets=sockets)
+
+
+def listening():
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
-    port = sock.getsockname()[1]
-    app = make_app(args.store, port, args.checksum, args.max_patch_bytes)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(port))
-    os.rename(args.port_file + ".tmp", args.port_file)
-    sys.stdout.flush()
-    server.run(sockets=[sock])
+    return sock
 
 
 if __name__ == "__main__":

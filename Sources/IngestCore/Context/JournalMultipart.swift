@@ -21,6 +21,12 @@ package struct JournaledMultipartUpload: Sendable, Equatable {
     package var configHash: String
     /// The parts S3 confirmed, in part order.
     package var parts: [JournaledPart] = []
+    /// When the row was written (seconds since 1970; 0 when unknown). For a row without an `uploadID` — a
+    /// CreateMultipartUpload sent, its answer not journaled — this is when the create began.
+    package var journaledAt: Int64 = 0
+
+    /// True for the intent journaled before a CreateMultipartUpload whose answer the journal never got.
+    package var isIntent: Bool { uploadID.isEmpty }
 
     package init(
         fileID: Int64, position: Int, url: String, bucket: String, key: String, uploadID: String, partSize: Int64,

@@ -39,6 +39,9 @@ package struct StageContext: Sendable {
     /// Where an upload keeps its transfer (a multipart upload's id and parts) so a later run resumes it; nil without
     /// a journal, or when a stage is run on its own.
     package var uploadJournal: UploadJournal?
+    /// Named outputs (a poster, a proxy) whose every upload an earlier run finished, with what that run recorded of
+    /// each: a stage that makes one of them does not make it again. Set by the runner from the journal.
+    package var deliveredOutputs: [String: JSONValue] = [:]
 
     package init(
         settings: RunSettings, resultName: String? = nil,

@@ -70,6 +70,8 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     package static let expired = RuleName("expired")
     package static let etag = RuleName("etag")
     package static let verify = RuleName("verify")
+    /// An "already there" answer (409, Firestore's ALREADY_EXISTS) about something this file did not make.
+    package static let conflict = RuleName("conflict")
     package static let redirect = RuleName("redirect")
     package static let fields = RuleName("fields")
     package static let field = RuleName("field")

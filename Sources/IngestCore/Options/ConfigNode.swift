@@ -29,6 +29,8 @@ package struct ConfigNode: Sendable {
 
     package var kind: Kind
     public var location: SourceLocation
+    /// The environment variables a scalar's text came from (`${FIREBASE_TOKEN}`), for messages that name them.
+    package var variables: [String] = []
 
     package init(_ kind: Kind, at location: SourceLocation) {
         self.kind = kind

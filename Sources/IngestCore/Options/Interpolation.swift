@@ -65,6 +65,25 @@ package enum Interpolation {
         return String(output)
     }
 
+    /// The names of the variables `text` refers to (`${NAME}`, `${NAME:-…}` …), in order, each once; `$${` is
+    /// no reference. For messages that must say where a value came from ("check FIREBASE_TOKEN").
+    package static func variables(in text: String) -> [String] {
+        var names: [String] = []
+        var rest = Substring(text)
+        while let dollar = rest.firstIndex(of: "$") {
+            let after = rest[rest.index(after: dollar)...]
+            if after.hasPrefix("$") {
+                rest = after.dropFirst()
+                continue
+            }
+            rest = after
+            guard after.hasPrefix("{") else { continue }
+            let name = String(after.dropFirst().prefix(while: isNameCharacter))
+            if !name.isEmpty, !(name.first?.isNumber ?? true), !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
     /// One `${…}` body: `NAME`, `NAME:-default`, `NAME-default`, `NAME:?message` or `NAME?message`.
     private static func resolve(_ body: String, environment: [String: String]) throws -> String {
         let nameEnd = body.firstIndex(where: { !isNameCharacter($0) }) ?? body.endIndex

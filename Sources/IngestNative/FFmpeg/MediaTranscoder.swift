@@ -54,6 +54,9 @@ package struct TranscodeStats: Sendable, Equatable {
     package var videoFramesDropped = 0
     package var audioSamplesEncoded = 0
     package var packetsCopied = 0
+    /// Packets the demuxer read and video frames the decoder gave: one pass serving several outputs shows here.
+    package var packetsRead = 0
+    package var videoFramesDecoded = 0
 
     package init() {}
 }
@@ -95,6 +98,8 @@ package final class MediaTranscoder {
     /// Asked every 16 packets: true ends the job with `TranscodeError.interrupted` (Ctrl-C during a long video).
     private let shouldStop: (() -> Bool)?
     private var stats = TranscodeStats()
+    /// Other outputs of the same pass (a poster, a sheet): each decoded video frame goes to them too (`FrameTap`).
+    package var frameTaps: [any FrameTap] = []
 
     package init(
         input: MediaInput, plan: TranscodePlan, progress: ((Int64) -> Void)? = nil, shouldStop: (() -> Bool)? = nil
@@ -224,6 +229,7 @@ package final class MediaTranscoder {
         var count = 0
         while try readPacket(packet) {
             count += 1
+            stats.packetsRead = count
             if count % 64 == 0 { progress?(input.bytesRead) }
             if count % 16 == 0, let shouldStop, shouldStop() {
                 throw TranscodeError(.interrupted, "stopped after \(count) packets")
@@ -351,6 +357,8 @@ package final class MediaTranscoder {
     }
 
     private func handleVideo(_ lane: EncodeLane, _ frame: MediaFrame, _ output: MediaOutput) throws {
+        stats.videoFramesDecoded += 1
+        try tap(frame, timeBase: lane.inputTimeBase)
         guard let pts = frame.bestEffortTimestamp else {
             stats.videoFramesDropped += 1
             return

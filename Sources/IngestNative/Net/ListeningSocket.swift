@@ -13,10 +13,10 @@ package struct SocketError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A TCP socket bound and listening (one per server): `accept` waits with `poll`, so the serving thread can look
-/// at a stop flag between connections. Closed on deinit.
+/// A TCP socket bound and listening (one per server), non-blocking: `PollingHTTPServer` polls it beside its
+/// connections and accepts what is waiting. Closed on deinit.
 package final class ListeningSocket: Sendable {
-    private let descriptor: Int32
+    let descriptor: Int32
     /// `HOST:PORT` as bound (the port the kernel chose for port 0); IPv6 hosts in brackets.
     package let boundAddress: String
 
@@ -32,7 +32,9 @@ package final class ListeningSocket: Sendable {
             throw SocketError(description: "getaddrinfo(\(host)): \(String(cString: gai_strerror(status)))")
         }
         defer { freeaddrinfo(list) }
-        let socketNumber = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        let socketNumber = socket(
+            first.pointee.ai_family, first.pointee.ai_socktype | Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue),
+            first.pointee.ai_protocol)
         guard socketNumber >= 0 else { throw .system("socket", host, errno) }
         var yes: Int32 = 1
         setsockopt(socketNumber, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -41,7 +43,7 @@ package final class ListeningSocket: Sendable {
             close(socketNumber)
             throw .system("bind", "\(host):\(port)", code)
         }
-        guard listen(socketNumber, 16) == 0 else {
+        guard listen(socketNumber, SOMAXCONN) == 0 else {
             let code = errno
             close(socketNumber)
             throw .system("listen", "\(host):\(port)", code)
@@ -52,21 +54,31 @@ package final class ListeningSocket: Sendable {
 
     deinit { close(descriptor) }
 
-    /// The next connection, or nil when none came within `milliseconds`.
-    package func accept(waitingAtMost milliseconds: Int32) throws(SocketError) -> ConnectedSocket? {
-        var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&waiting, 1, milliseconds)
-        if ready < 0 {
-            if errno == EINTR { return nil }
-            throw .system("poll", boundAddress, errno)
+    /// What `acceptNow` found.
+    enum Accepted {
+        /// A connection (non-blocking, closed on exec).
+        case connection(Int32)
+        /// None is waiting.
+        case none
+        /// `accept4` failed with this errno (EMFILE: the process is out of descriptors): the connection waits.
+        case failed(Int32)
+    }
+
+    /// A connection waiting to be accepted, if one is.
+    func acceptNow() -> Accepted {
+        while true {
+            let connection = accept(descriptor, nil, nil)
+            if connection >= 0 {
+                // (accept4 is not in Swift's Glibc module.) A child process started meanwhile may inherit it for a
+                // moment; reads and writes pass MSG_DONTWAIT in any case.
+                _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+                return .connection(connection)
+            }
+            // A connection reset before it was accepted is gone; another may be waiting behind it.
+            if errno == EINTR || errno == ECONNABORTED { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .none : .failed(errno)
         }
-        guard ready > 0 else { return nil }
-        let connection = systemAccept(descriptor)
-        guard connection >= 0 else {
-            if errno == EINTR || errno == EAGAIN || errno == ECONNABORTED { return nil }
-            throw .system("accept", boundAddress, errno)
-        }
-        return ConnectedSocket(descriptor: connection)
     }
 
     /// `getsockname` as `HOST:PORT`.
@@ -84,58 +96,8 @@ package final class ListeningSocket: Sendable {
             }
         }
         guard named else { return nil }
-        let hostText = String(cString: host)
-        return (hostText.contains(":") ? "[\(hostText)]" : hostText) + ":" + String(cString: service)
+        let hostText = host.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let serviceText = service.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return (hostText.contains(":") ? "[\(hostText)]" : hostText) + ":" + serviceText
     }
-}
-
-/// One accepted connection; closed on deinit.
-package final class ConnectedSocket {
-    private let descriptor: Int32
-
-    init(descriptor: Int32) { self.descriptor = descriptor }
-
-    deinit { close(descriptor) }
-
-    /// The bytes of a request up to its blank line (`\r\n\r\n`), at most `limit`; nil when the peer went quiet for
-    /// `milliseconds`, closed early, or sent more than `limit` without one.
-    package func readHead(limit: Int = 8192, waitingAtMost milliseconds: Int32 = 2000) -> [UInt8]? {
-        var head: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1024)
-        while head.count < limit {
-            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&waiting, 1, milliseconds) > 0 else { return nil }
-            let got = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { return nil }
-            head += chunk[0..<got]
-            if head.count >= 4, head.suffix(4) == [13, 10, 13, 10] { return head }
-            if let end = head.firstRange(of: [13, 10, 13, 10]) { return Array(head[..<end.upperBound]) }
-        }
-        return nil
-    }
-
-    /// Sends all of `bytes` (a peer that went away is ignored: the answer had nobody to read it).
-    package func send(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { buffer in
-                systemSend(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if sent < 0 && errno == EINTR { continue }
-            guard sent > 0 else { return }
-            offset += sent
-        }
-    }
-}
-
-/// `accept(2)` and `send(2)` under names the methods do not shadow.
-private func systemAccept(_ descriptor: Int32) -> Int32 { accept(descriptor, nil, nil) }
-
-private func systemSend(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    #if canImport(Glibc)
-        send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
-    #else
-        send(descriptor, bytes, count, 0)
-    #endif
 }

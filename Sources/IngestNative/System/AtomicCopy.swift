@@ -43,7 +43,7 @@ package enum AtomicCopy {
         let folder = destination.lastIndex(of: "/").map { String(destination[..<$0]) } ?? "."
         var template = Array("\(folder)/.ingest-tmp-XXXXXX".utf8CString)
         let output = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        let temporary = String(cString: template)
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         guard output >= 0 else { throw .system(SystemError(call: "mkstemp", path: temporary, errno: errno)) }
         var keep = false
         defer {

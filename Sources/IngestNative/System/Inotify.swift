@@ -112,8 +112,18 @@
         package var isMovedFrom: Bool { has(IN_MOVED_FROM) }
         package var isDelete: Bool { has(IN_DELETE) }
         package var isAttributes: Bool { has(IN_ATTRIB) }
-        /// The watched folder itself was deleted or moved, or its watch removed (`IN_IGNORED`).
-        package var isFolderGone: Bool { has(IN_DELETE_SELF) || has(IN_MOVE_SELF) || has(IN_IGNORED) }
+        /// The watched folder itself was deleted or moved, its file system unmounted, or its watch removed
+        /// (`IN_IGNORED`).
+        package var isFolderGone: Bool {
+            has(IN_DELETE_SELF) || has(IN_MOVE_SELF) || has(IN_UNMOUNT) || has(IN_IGNORED)
+        }
+        /// How the watched folder itself went away, in words (for an event where `isFolderGone`).
+        package var folderGoneReason: String {
+            if has(IN_DELETE_SELF) { return "deleted" }
+            if has(IN_MOVE_SELF) { return "moved away" }
+            if has(IN_UNMOUNT) { return "its file system was unmounted" }
+            return "its watch was removed"
+        }
     }
 #endif
 

@@ -49,7 +49,8 @@ package final class OutputFile {
             guard opened >= 0 else { throw SystemError(call: "mkstemp", path: file, errno: errno) }
             _ = fcntl(opened, F_SETFD, FD_CLOEXEC)
             fchmod(opened, mode)
-            (descriptor, temporary, target, duplicated) = (opened, String(cString: template), file, nil)
+            let temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            (descriptor, temporary, target, duplicated) = (opened, temporaryPath, file, nil)
         }
     }
 

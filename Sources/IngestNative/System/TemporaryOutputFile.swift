@@ -24,7 +24,7 @@ package final class TemporaryOutputFile {
             guard let base = buffer.baseAddress else { return -1 }
             return mkstemps(base, 4)
         }
-        let path = String(cString: template)
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         if fd < 0 { throw SystemError(call: "mkstemps", path: path, errno: errno) }
         close(fd)
         temporaryPath = path

@@ -109,7 +109,8 @@ final class FrameRGBScaler {
     let width: Int
     let height: Int
 
-    init(frame: MediaFrame) throws {
+    /// `side`: the long side of the pictures it makes (the contact sheet's `Thumbnail.maxSide` unless told).
+    init(frame: MediaFrame, within side: Int = Thumbnail.maxSide) throws {
         let source = frame.pointer.pointee
         // Non-square pixels (anamorphic DV) are shown at their display aspect.
         let aspect = source.sample_aspect_ratio
@@ -117,7 +118,7 @@ final class FrameRGBScaler {
             aspect.num > 0 && aspect.den > 0
             ? Int(Double(source.width) * Double(aspect.num) / Double(aspect.den))
             : Int(source.width)
-        (width, height) = Thumbnail.fitting(width: max(1, displayWidth), height: Int(source.height))
+        (width, height) = Thumbnail.fitting(width: max(1, displayWidth), height: Int(source.height), within: side)
         guard
             let context = sws_getContext(
                 source.width, source.height, AVPixelFormat(rawValue: source.format), Int32(width), Int32(height),

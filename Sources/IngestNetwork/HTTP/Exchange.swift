@@ -23,11 +23,17 @@ package struct Exchange {
     var logger: Logger? = nil
     /// Where each request's attempt count goes for the report; nil records nothing.
     var timings: FileTimings? = nil
+    /// The clock every wait reads and sleeps on (the run's: `RunSettings.clock`).
+    package var clock: any WaitClock = SystemClock()
+    /// The stage's own deadline (a poll's `timeout`): every wait of the exchange — a `rate` slot, a retry's backoff
+    /// or `Retry-After`, the answer to an attempt — ends by it, and one that would pass it fails the file by the
+    /// stage's `timeout` rule. nil: `max_elapsed` and `max_attempts` alone bound the retries.
+    package var deadline: StageDeadline? = nil
 
     package init(
         stage: String, options: NetworkOptions, limiter: RateLimiter?, cancellation: RunCancellation? = nil,
         inDoubt: (() throws -> Bool)? = nil, rehearsal: RehearsalTap? = nil, logger: Logger? = nil,
-        timings: FileTimings? = nil
+        timings: FileTimings? = nil, clock: any WaitClock = SystemClock(), deadline: StageDeadline? = nil
     ) {
         self.stage = stage
         self.options = options
@@ -37,6 +43,8 @@ package struct Exchange {
         self.rehearsal = rehearsal
         self.logger = logger
         self.timings = timings
+        self.clock = clock
+        self.deadline = deadline
     }
 
     /// Thrown by `send` when `inDoubt` settled that an earlier attempt was done.
@@ -54,13 +62,16 @@ package struct Exchange {
     /// `makeRequest(attempt)` builds each attempt's request (attempt counts from 1).
     package func send(observer: HTTPBodyObserver? = nil, makeRequest: (Int) throws -> HTTPRequest) throws -> Outcome {
         if let rehearsal { return Outcome(response: rehearsal.answer(try makeRequest(1)), attempts: 1) }
-        var clock = RetryClock()
+        var retryClock = RetryClock(clock: clock)
         var attempt = 0
         while true {
             attempt += 1
-            try waitForSlot(&clock)
+            try waitForSlot(&retryClock)
             // Built (and signed) after the waits, so its date is the moment it goes out.
-            let request = try makeRequest(attempt)
+            var request = try makeRequest(attempt)
+            if let deadline {
+                request.timeout = Self.timeout(request.timeout, within: deadline.remaining(at: clock.now))
+            }
             let began = Date()
             var hops: [RedirectHop] = []
             let result = try performFollowing(request, attempt: attempt, observer: observer, hops: &hops)
@@ -68,18 +79,14 @@ package struct Exchange {
             func log(_ next: Next) {
                 logAttempt(request, attempt: attempt, began: began, result: result, next: next, hops: hops)
             }
-            switch try verdict(on: result, of: request, attempt: attempt, clock: clock, log: log) {
+            switch try verdict(on: result, of: request, attempt: attempt, clock: retryClock, log: log) {
             case .finished(let response):
                 return Outcome(response: response, attempts: attempt)
             case .retry(let delay, let doubtful):
-                if delay > 0 {
-                    if let cancellation {
-                        if !cancellation.sleep(delay) { throw interrupted(during: request) }
-                    } else {
-                        Thread.sleep(forTimeInterval: delay)
-                    }
-                }
+                if delay > 0, !clock.sleep(delay, cancellation: cancellation) { throw interrupted(during: request) }
                 if doubtful, let inDoubt, try inDoubt() { throw CallSettled() }
+            case .pastDeadline(let deadline, let waitingFor):
+                throw try endAtDeadline(deadline, during: request, waitingFor: waitingFor)
             }
         }
     }
@@ -87,18 +94,49 @@ package struct Exchange {
     /// The clock of `max_elapsed`: it counts from the first attempt and leaves out time queued for a `rate` slot (in
     /// a batch paced at 10/hour a file may queue for an hour before it is sent, which is no reason to retry it less).
     private struct RetryClock {
-        var started: Date?
-        var queued: TimeInterval = 0
-        var elapsed: TimeInterval { Date().timeIntervalSince(started ?? Date()) - queued }
+        let clock: any WaitClock
+        var started: Double?
+        var queued: Double = 0
+        var elapsed: Double { clock.now - (started ?? clock.now) - queued }
     }
 
-    /// Waits for a `rate` slot before an attempt (the wait kept off `clock`); throws when the run is cancelled.
-    private func waitForSlot(_ clock: inout RetryClock) throws {
-        let queuing = Date()
-        if limiter?.acquire(cancellation: cancellation) == false || cancellation?.isCancelled == true {
+    /// Waits for a `rate` slot before an attempt (the wait kept off `retryClock`); throws when the run is cancelled,
+    /// or when the slot frees only after the stage's deadline (the wait ends at the deadline).
+    private func waitForSlot(_ retryClock: inout RetryClock) throws {
+        let queuing = clock.now
+        let acquired = limiter?.acquire(cancellation: cancellation, clock: clock, deadline: deadline) ?? .slot
+        if acquired == .cancelled || cancellation?.isCancelled == true {
             throw ItemFailed.interrupted(stage: stage, reason: cancellation?.reason, during: "a request's wait")
         }
-        if clock.started == nil { clock.started = Date() } else { clock.queued += Date().timeIntervalSince(queuing) }
+        if case .pastDeadline(let freesIn) = acquired, let deadline, let limiter {
+            throw ItemFailed(
+                stage: stage, rule: .timeout,
+                message: deadline.gaveUp(
+                    at: clock.now,
+                    waitingFor: "waiting for a slot of rate \(limiter.rate.rangeText), free in "
+                        + "\(JSONValue.format(freesIn.rounded(.up))) s"))
+        }
+        if retryClock.started == nil {
+            retryClock.started = clock.now
+        } else {
+            retryClock.queued += clock.now - queuing
+        }
+    }
+
+    /// Ends a wait that would pass the stage's deadline at the deadline, and returns the file's failure by the
+    /// stage's timeout rule naming what it waited for (or throws when the run is cancelled meanwhile).
+    private func endAtDeadline(_ deadline: StageDeadline, during request: HTTPRequest, waitingFor: String) throws
+        -> ItemFailed
+    {
+        guard clock.sleep(until: deadline.instant, cancellation: cancellation) else {
+            throw interrupted(during: request)
+        }
+        return ItemFailed(stage: stage, rule: .timeout, message: deadline.gaveUp(at: clock.now, waitingFor: waitingFor))
+    }
+
+    /// An attempt's own limit within what is left of the stage's deadline (at least 1 ms: curl reads 0 as none).
+    static func timeout(_ own: Double?, within remaining: Double) -> Double {
+        max(0.001, min(own ?? remaining, remaining))
     }
 
     private func interrupted(during request: HTTPRequest) -> ItemFailed {
@@ -112,16 +150,18 @@ package struct Exchange {
         case finished(HTTPResponse)
         /// Another attempt after `delay` seconds; `inDoubt` when this one may have reached the server.
         case retry(delay: Double, inDoubt: Bool)
+        /// The wait before the next attempt would pass the stage's deadline; `waitingFor` says for what.
+        case pastDeadline(StageDeadline, waitingFor: String)
     }
 
     /// Judges one attempt: an answer or error that is not retried, or retries spent (attempts or `max_elapsed`),
     /// ends the exchange (an error thrown as the file's failure); anything else is retried after a backoff.
     private func verdict(
-        on result: Result<HTTPResponse, HTTPError>, of request: HTTPRequest, attempt: Int, clock: RetryClock,
+        on result: Result<HTTPResponse, HTTPError>, of request: HTTPRequest, attempt: Int, clock retryClock: RetryClock,
         log: (Next) -> Void
     ) throws -> Verdict {
         func spent(_ delay: Double) -> Bool {
-            attempt >= options.maxAttempts || clock.elapsed + delay > options.maxElapsed.seconds
+            attempt >= options.maxAttempts || retryClock.elapsed + delay > options.maxElapsed.seconds
         }
         switch result {
         case .success(let response):
@@ -129,12 +169,19 @@ package struct Exchange {
                 log(.done)
                 return .finished(response)
             }
-            let retryAfter = response.header("Retry-After").flatMap(Self.parseRetryAfter)
+            let retryAfter = response.header("Retry-After").flatMap { Self.parseRetryAfter($0, now: clock.date) }
             let delay = retryAfter ?? jitter(attempt)
             if spent(delay) {
                 log(.givingUp(reason: giveUpReason(attempt)))
                 return .finished(response)
             }
+            let answered =
+                "\(request.method) \(Redaction.url(request.url)) answered \(ServerMessage.statusLine(response.status))"
+            let waitingFor =
+                retryAfter != nil
+                ? "the server asked to wait \(JSONValue.format(delay)) s (\(answered))"
+                : "the next try was due in \(JSONValue.format(delay.rounded(.up))) s (\(answered))"
+            if let past = pastDeadline(delay, waitingFor: waitingFor, log: log) { return past }
             log(.retry(delay: delay, retryAfter: retryAfter))
             return .retry(delay: delay, inDoubt: false)
         case .failure(let error):
@@ -150,9 +197,18 @@ package struct Exchange {
                     stage: stage, rule: .network,
                     message: failed + " (after \(attempt) attempt\(attempt == 1 ? "" : "s"))")
             }
+            let waitingFor = "the next try was due in \(JSONValue.format(delay.rounded(.up))) s (\(failed))"
+            if let past = pastDeadline(delay, waitingFor: waitingFor, log: log) { return past }
             log(.retry(delay: delay, retryAfter: nil))
             return .retry(delay: delay, inDoubt: Self.mayHaveArrived(error))
         }
+    }
+
+    /// `.pastDeadline` when a wait of `delay` from now would pass the stage's deadline (logged as giving up).
+    private func pastDeadline(_ delay: Double, waitingFor: String, log: (Next) -> Void) -> Verdict? {
+        guard let deadline, deadline.passed(by: delay, at: clock.now) else { return nil }
+        log(.givingUp(reason: "\(deadline.name) ends first"))
+        return .pastDeadline(deadline, waitingFor: waitingFor)
     }
 
     /// Why no retry follows a retryable answer: `3/3 attempts`, or `max_elapsed 600 s` when time ran out first.
@@ -206,7 +262,7 @@ package struct Exchange {
     }
 
     /// `Retry-After`: delay-seconds or an HTTP date (RFC 9110 §10.2.3); nil when it is neither.
-    static func parseRetryAfter(_ text: String) -> Double? {
+    static func parseRetryAfter(_ text: String, now: Date = Date()) -> Double? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let seconds = Double(trimmed), seconds.isFinite, seconds >= 0 { return seconds }
         let formatter = DateFormatter()
@@ -214,7 +270,7 @@ package struct Exchange {
         formatter.timeZone = TimeZone(identifier: "GMT")
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             formatter.dateFormat = format
-            if let date = formatter.date(from: trimmed) { return max(0, date.timeIntervalSinceNow) }
+            if let date = formatter.date(from: trimmed) { return max(0, date.timeIntervalSince(now)) }
         }
         return nil
     }

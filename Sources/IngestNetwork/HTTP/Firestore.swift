@@ -74,21 +74,38 @@ package enum Firestore {
         return String(root).removingPercentEncoding ?? String(root)
     }
 
+    /// The REST URL that reads the document `name` (`projects/P/databases/D/documents/jobs/ID`), beside the commit
+    /// URL it was written through (same host, same query: an API key stays).
+    package static func documentURL(commitURL: String, name: String) -> String {
+        let parts = commitURL.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let base = String(parts[0].dropLast(":commit".count))
+        let relative = name.split(separator: "/").drop { $0 != "documents" }.dropFirst()
+        let path = relative.map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }
+        return base + "/" + path.joined(separator: "/") + (parts.count > 1 ? "?" + parts[1] : "")
+    }
+
     /// True when a commit's answer is Firestore's "already exists" for the document named `name` (409
-    /// `ALREADY_EXISTS`, "Document already exists: projects/…/documents/jobs/ID"). Firestore also answers 409 for an
+    /// `ALREADY_EXISTS`, "Document already exists: projects/…/documents/jobs/ID"; Google's Firestore emulator says
+    /// "entity already exists: EntityRef{partitionRef=dev~PROJECT, path=/jobs/ID}"). Firestore also answers 409 for an
     /// aborted commit (`ABORTED`), which is not this.
     package static func alreadyExists(_ response: HTTPResponse, name: String) -> Bool {
         guard response.status == 409, let answer = try? JSONValue.parse(response.body) else { return false }
+        let message = answer.lookup("error.message")?.stringValue ?? ""
+        let path = name.range(of: "/documents/").map { "path=/" + name[$0.upperBound...] + "}" }
         return answer.lookup("error.status")?.stringValue == "ALREADY_EXISTS"
-            && (answer.lookup("error.message")?.stringValue ?? "").hasSuffix(name)
+            && (message.hasSuffix(name) || path.map { message.hasSuffix($0) } == true)
     }
 
-    /// What a refused Firestore call adds to its message: for 401, that the token was refused.
-    package static func hint(status: Int) -> String {
-        status == 401
-            ? " (the ID token was refused: a Firebase ID token expires an hour after it is issued; put a fresh "
-                + "one in the variable the pipeline reads and run again: finished files are skipped)"
-            : ""
+    /// What a refused Firestore call adds to its message: for 401, that the token was refused, and where a fresh one
+    /// goes: `tokenVariables`, the variables the call's Authorization header was written with (`FIREBASE_TOKEN`).
+    package static func hint(status: Int, tokenVariables: [String]) -> String {
+        guard status == 401 else { return "" }
+        let place =
+            tokenVariables.isEmpty
+            ? "where the pipeline's Authorization header takes it from"
+            : "\(tokenVariables.joined(separator: ", ")) (the variable the Authorization header reads)"
+        return " (the ID token was refused: a Firebase ID token expires an hour after it is issued; put a fresh one "
+            + "in \(place) and run again: finished files are skipped)"
     }
 }
 

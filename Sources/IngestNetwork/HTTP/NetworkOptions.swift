@@ -19,6 +19,8 @@ package struct NetworkOptions: Sendable {
     package var connectTimeout = DurationValue(seconds: 30)
     package var lowSpeedTime = DurationValue(seconds: 60)
     package var followRedirects = RedirectPolicy.none
+    /// Origins besides the stage's own URL's that its configured headers may go to (see `OriginRule`).
+    package var allowOrigins: [Origin] = []
     /// Bytes per second (body out plus answer in) below which an attempt counts as stalled: a trickle of a few bytes
     /// a second is no better than silence.
     package var minSpeed = ByteSize(bytes: 1024)
@@ -73,10 +75,18 @@ package struct NetworkOptions: Sendable {
                 "follow_redirects", path.appending(path: \.followRedirects),
                 doc:
                     "A 301, 302, 303, 307 or 308 answer: `none` fails the request, naming the status and where it "
-                    + "pointed; `same_origin` follows it to the same scheme, host and port only; `any` follows it "
-                    + "anywhere, but a hop to another origin carries none of the configured headers. Every hop is "
-                    + "logged (`-v`) and listed in the report; the body is sent again whole (a 303 turns into a GET).",
+                    + "pointed; `same_origin` follows it to the same scheme, host and port only (or to an origin "
+                    + "`allow_origins` names); `any` follows it anywhere, but a hop to another origin carries none of "
+                    + "the configured headers. Every hop is logged (`-v`) and listed in the report; the body is sent "
+                    + "again whole (a 303 turns into a GET).",
                 default: "none"),
+            OptionField(
+                "allow_origins", path.appending(path: \.allowOrigins),
+                doc:
+                    "Origins (`https://uploads.example.com`) besides the one of the stage's `url` that its `headers` "
+                    + "may go to when a server hands back a URL there: a redirect's target, a tus upload's "
+                    + "`Location`. Any other origin gets none of them (`-v` says so).",
+                default: "[]"),
         ]
     }
 

@@ -46,33 +46,45 @@ package struct Rate: OptionValue, Sendable, Equatable, CustomStringConvertible {
 /// a free slot (the file is queued, not failed), as the seed backends' 10/hour limits require.
 package final class RateLimiter: Sendable {
     let rate: Rate
-    private let starts = Mutex<[Date]>([])
+    /// Start times on the run's clock (`WaitClock.now`).
+    private let starts = Mutex<[Double]>([])
 
     package init(rate: Rate) { self.rate = rate }
 
-    /// Waits for a slot; false when `cancellation` stops the run first (a 10/hour wait must not outlive Ctrl-C).
+    /// How a wait for a slot ended.
+    enum Acquired: Equatable {
+        case slot
+        /// The run was cancelled first (a 10/hour wait must not outlive Ctrl-C).
+        case cancelled
+        /// The next slot frees after `deadline`: the wait ended at the deadline, `freesIn` seconds before the slot.
+        case pastDeadline(freesIn: Double)
+    }
+
+    /// Waits for a slot on `clock`, up to `deadline` when the stage has one.
     @discardableResult
-    func acquire(cancellation: RunCancellation? = nil) -> Bool {
+    func acquire(
+        cancellation: RunCancellation? = nil, clock: any WaitClock = SystemClock(), deadline: StageDeadline? = nil
+    ) -> Acquired {
         while true {
-            if cancellation?.isCancelled == true { return false }
-            let now = Date()
+            if cancellation?.isCancelled == true { return .cancelled }
+            let now = clock.now
             let rate = rate
             // nil: a slot was taken; otherwise the seconds until the oldest start leaves the window.
             let wait: Double? = starts.withLock { starts in
-                starts.removeAll { now.timeIntervalSince($0) >= rate.window }
+                starts.removeAll { now - $0 >= rate.window }
                 guard starts.count >= rate.count else {
                     starts.append(now)
                     return nil
                 }
-                return rate.window - now.timeIntervalSince(starts[0])
+                return rate.window - (now - starts[0])
             }
-            guard let wait else { return true }
+            guard let wait else { return .slot }
+            if let deadline, deadline.passed(by: wait, at: now) {
+                let cut = clock.sleep(until: deadline.instant, cancellation: cancellation)
+                return cut ? .pastDeadline(freesIn: wait - (clock.now - now)) : .cancelled
+            }
             // Nothing frees a slot but time: sleep outside the lock, waking early when the run is cancelled.
-            if let cancellation {
-                _ = cancellation.sleep(max(0.01, wait))
-            } else {
-                Thread.sleep(forTimeInterval: max(0.01, wait))
-            }
+            _ = clock.sleep(max(0.01, wait), cancellation: cancellation)
         }
     }
 }

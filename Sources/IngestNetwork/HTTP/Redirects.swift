@@ -8,9 +8,10 @@ import IngestNative
 package enum RedirectPolicy: String, OptionEnum, Sendable {
     /// A redirect fails the request, naming the status and where it pointed.
     case none
-    /// Followed to the same scheme, host and port only.
+    /// Followed to the same scheme, host and port only (or to an origin `allow_origins` names).
     case sameOrigin = "same_origin"
-    /// Followed anywhere; a hop to another origin carries none of the configured headers.
+    /// Followed anywhere; a hop to another origin (one `allow_origins` does not name) carries none of the configured
+    /// headers.
     case any
 }
 
@@ -36,29 +37,19 @@ struct RedirectHop {
         target = resolved
     }
 
-    var crossesOrigin: Bool { Self.origin(of: target) != Self.origin(of: from.url) }
-
-    /// `scheme://host[:port]`, lowercased, the default port left out; the URL itself when it has no host.
-    static func origin(of url: String) -> String {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.encodedHost?.lowercased()
-        else { return url }
-        let defaultPort = scheme == "https" ? 443 : scheme == "http" ? 80 : nil
-        let port = components.port.flatMap { $0 == defaultPort ? nil : ":\($0)" } ?? ""
-        return "\(scheme)://\(host)\(port)"
-    }
+    var crossesOrigin: Bool { Origin(of: target) != Origin(of: from.url) }
 
     /// The request sent to the target: a 303 turns into a GET without a body (RFC 9110 §15.4.4); the others keep
-    /// method and body, re-sent from byte 0. Another origin gets none of the configured headers: only the
-    /// `Content-Type` that describes the body goes along.
-    var next: HTTPRequest {
+    /// method and body, re-sent from byte 0. A target `rule` does not permit gets none of the configured headers:
+    /// only the `Content-Type` that describes the body goes along.
+    func next(under rule: OriginRule) -> HTTPRequest {
         var request = from
         request.url = target
         if status == 303 && request.method != "HEAD" {
             request.method = "GET"
             request.body = nil
         }
-        if crossesOrigin {
+        if !rule.permits(target) {
             request.headers = request.body == nil ? [] : from.headers.filter { $0.name.lowercased() == "content-type" }
         }
         return request
@@ -67,7 +58,7 @@ struct RedirectHop {
     /// `307 Temporary Redirect to https://b.example:8443/path?… (another origin)`, the URL redacted.
     var described: String {
         "\(ServerMessage.statusLine(status)) to \(Redaction.url(target))"
-            + (crossesOrigin ? " (another origin, \(Self.origin(of: target)))" : " (same origin)")
+            + (crossesOrigin ? " (another origin, \(Origin(of: target)))" : " (same origin)")
     }
 
     /// For the report: `{"status": 307, "url": "…", "cross_origin": true}`.
@@ -86,6 +77,7 @@ extension Exchange {
         _ request: HTTPRequest, attempt: Int, observer: HTTPBodyObserver?, hops: inout [RedirectHop]
     ) throws -> Result<HTTPResponse, HTTPError> {
         var current = request
+        let rule = OriginRule(configuredFor: request.url, allowing: options.allowOrigins)
         hops = []
         while true {
             let result = perform(current, observer: observer)
@@ -94,7 +86,7 @@ extension Exchange {
             }
             hops.append(hop)
             let shown = "\(request.method) \(Redaction.url(request.url))"
-            if let refusal = refusal(of: hop, count: hops.count) {
+            if let refusal = refusal(of: hop, count: hops.count, rule: rule) {
                 logHop(hop, followed: false)
                 timings?.request(
                     stage: stage, method: request.method, url: request.url, attempts: attempt, status: hop.status,
@@ -104,34 +96,38 @@ extension Exchange {
                     message: "\(shown)\(hops.count > 1 ? " (after \(hops.count - 1) redirects)" : "") answered "
                         + "\(hop.described): not followed, \(refusal)")
             }
-            logHop(hop, followed: true)
-            current = hop.next
+            logHop(hop, followed: true, withHeaders: hops.allSatisfy { rule.permits($0.target) })
+            current = hop.next(under: rule)
         }
     }
 
     /// Why `hop` is not followed, or nil.
-    private func refusal(of hop: RedirectHop, count: Int) -> String? {
+    private func refusal(of hop: RedirectHop, count: Int, rule: OriginRule) -> String? {
         switch options.followRedirects {
         case .none:
             return "as follow_redirects is none (set same_origin or any in the pipeline to follow it)"
-        case .sameOrigin where hop.crossesOrigin:
-            return "as follow_redirects is same_origin (any would follow it, without the configured headers)"
+        case .sameOrigin where !rule.permits(hop.target):
+            return "as follow_redirects is same_origin (any would follow it, without the configured headers; "
+                + "allow_origins would follow it with them)"
         case .sameOrigin, .any:
             if count > RedirectHop.limit { return "more than \(RedirectHop.limit) redirects in a row" }
-            if let refused = HTTPClient.refusal(for: hop.next) { return refused }
+            if let refused = HTTPClient.refusal(for: hop.next(under: rule)) { return refused }
             return nil
         }
     }
 
     /// `-v`: `PUT https://a/x → 307 Temporary Redirect to https://b:8443/x (another origin, …): followed, …`.
-    private func logHop(_ hop: RedirectHop, followed: Bool) {
+    /// `withHeaders`: the request to the target still carries the configured headers.
+    private func logHop(_ hop: RedirectHop, followed: Bool, withHeaders: Bool = true) {
         guard let logger, logger.logLevel <= .info else { return }
         let what =
             !followed
             ? "not followed (follow_redirects: \(options.followRedirects.rawValue))"
-            : hop.crossesOrigin
-                ? "followed without the configured headers (follow_redirects: any)"
-                : "followed (follow_redirects: \(options.followRedirects.rawValue))"
+            : !hop.crossesOrigin
+                ? "followed (follow_redirects: \(options.followRedirects.rawValue))"
+                : withHeaders
+                    ? "followed with the configured headers (allow_origins names it)"
+                    : "followed without the configured headers (follow_redirects: any)"
         logger.info(
             "\(hop.from.method) \(Redaction.url(hop.from.url)) → \(hop.described): \(what)",
             metadata: [

@@ -37,6 +37,10 @@ extension S3Uploader {
         guard let journal = uploadJournal,
             let old = try? journal.store.multipartUpload(fileID: journal.fileID, position: journal.position)
         else { return nil }
+        if old.isIntent {
+            try sweepAfterInterruptedCreate(old)
+            return nil
+        }
         let query = "uploadId=" + AWSURI.encode(old.uploadID)
         if let reason = Self.staleReason(old, url: url, status: status, partSize: partSize, journal: journal) {
             let aborted = abort(url: old.url, uploadQuery: query)
@@ -57,6 +61,27 @@ extension S3Uploader {
         }
         logger?.info("resuming multipart upload \(old.uploadID): S3 holds \(stored.count) parts")
         return ResumedUpload(uploadID: old.uploadID, uploadQuery: query, stored: stored)
+    }
+
+    /// A create journaled as sent whose answer the journal never got (the run died around it, or its failure could
+    /// not be looked after then): the uploads it may have made are aborted, and the intent forgotten. A listing that
+    /// fails for a passing reason (network, 5xx) fails the file so a later run looks again; one S3 refuses (no
+    /// permission to list uploads) is logged and the file goes on.
+    func sweepAfterInterruptedCreate(_ intent: JournaledMultipartUpload) throws {
+        let began = Date(timeIntervalSince1970: TimeInterval(intent.journaledAt))
+        do {
+            let aborted = try sweepOpenUploads(
+                url: intent.url, key: intent.key, from: began, to: createDeadline(after: began), keeping: nil)
+            logger?.info("a CreateMultipartUpload cut short by an earlier run left \(aborted) open upload(s): aborted")
+        } catch {
+            if Self.keepsUpload(error) {
+                throw Self.noting(
+                    error, " (looking for an upload an interrupted create may have left; the next run looks again)")
+            }
+            logger?.warning(
+                "the uploads an interrupted CreateMultipartUpload may have left could not be listed: \(error)")
+        }
+        forgetUpload()
     }
 
     /// Why the journaled upload cannot be resumed, or nil when it can.

@@ -11,8 +11,8 @@ extension S3Uploader {
         let status: FileStatus
         /// The object's URL, without the upload's query.
         let url: String
-        /// `uploadId=…`, as S3 handed it out.
-        let uploadQuery: String
+        /// `uploadId=…`, as S3 handed it out (empty until the create is answered).
+        var uploadQuery: String
         let partSize: Int64
         let count: Int
         /// The object's key and the upload's id, as the journal keeps them.
@@ -30,12 +30,12 @@ extension S3Uploader {
     ) throws -> (etag: String, parts: Int) {
         let (size, count) = partLayout(fileSize: status.size)
         let resumed = try resumableUpload(url: url, status: status, partSize: size)
-        let (uploadID, uploadQuery) =
-            try resumed.map { ($0.uploadID, $0.uploadQuery) }
-            ?? createMultipartUpload(url: url, headers: headers)
         var target = MultipartTarget(
-            path: path, status: status, url: url, uploadQuery: uploadQuery, partSize: size, count: count)
+            path: path, status: status, url: url, uploadQuery: "", partSize: size, count: count)
         target.key = key
+        let (uploadID, uploadQuery) =
+            try resumed.map { ($0.uploadID, $0.uploadQuery) } ?? createSweeping(target, headers: headers)
+        target.uploadQuery = uploadQuery
         target.uploadID = uploadID
         target.stored = resumed?.stored ?? [:]
         if resumed == nil { journalUpload(target, uploadID: uploadID) }
@@ -63,8 +63,36 @@ extension S3Uploader {
         }
     }
 
-    /// CreateMultipartUpload; returns the UploadId and the `uploadId=…` query the other requests of the upload carry.
-    private func createMultipartUpload(url: String, headers: [(String, String)]) throws -> (String, String) {
+    /// CreateMultipartUpload with its intent journaled first (`S3MultipartSweep`). A create that needed more than one
+    /// attempt may have left uploads whose answers were lost: they are looked for and aborted, the one used kept. A
+    /// create that failed for good is looked after too; when that cannot be done now, the journaled intent stays for
+    /// the next run.
+    private func createSweeping(_ target: MultipartTarget, headers: [(String, String)]) throws -> (String, String) {
+        let intent = Date()
+        journalIntent(target)
+        let created: (id: String, query: String, attempts: Int)
+        do {
+            created = try createMultipartUpload(url: target.url, headers: headers)
+        } catch {
+            if (try? sweepOpenUploads(url: target.url, key: target.key, from: intent, to: nil, keeping: nil)) != nil {
+                forgetUpload()
+            }
+            throw error
+        }
+        if created.attempts > 1 {
+            do {
+                try sweepOpenUploads(url: target.url, key: target.key, from: intent, to: nil, keeping: created.id)
+            } catch {
+                let why = "the uploads a lost answer may have left open could not be listed: \(error)"
+                logger?.warning("CreateMultipartUpload took \(created.attempts) attempts, and \(why)")
+            }
+        }
+        return (created.id, created.query)
+    }
+
+    /// CreateMultipartUpload; returns the UploadId, the `uploadId=…` query the other requests of the upload carry,
+    /// and the attempts it took.
+    private func createMultipartUpload(url: String, headers: [(String, String)]) throws -> (String, String, Int) {
         var createHeaders = headers
         createHeaders += checksum.createHeaders
         let (created, createAttempts) = try send("POST", url + "?uploads", headers: createHeaders, body: .bytes([]))
@@ -76,7 +104,7 @@ extension S3Uploader {
             }
             throw refused("CreateMultipartUpload \(Redaction.url(url))", created, attempts: createAttempts)
         }
-        return (uploadID, "uploadId=" + AWSURI.encode(uploadID))
+        return (uploadID, "uploadId=" + AWSURI.encode(uploadID), createAttempts)
     }
 
     /// Sends every part: `partConcurrency` threads take the parts in order, each reading, hashing and sending its

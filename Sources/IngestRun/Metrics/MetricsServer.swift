@@ -3,9 +3,10 @@ import Foundation
 import IngestNative
 import Synchronization
 
-/// `--metrics-addr HOST:PORT`: a small blocking HTTP/1.0 responder on a thread of its own, answering `GET /metrics`
-/// (Prometheus text) and `GET /healthz` (200 `ok`, or 503 and why) one connection at a time, each closed after its
-/// answer. A scrape is a few hundred bytes every few seconds: no event loop or HTTP library is needed for that.
+/// `--metrics-addr HOST:PORT`: an HTTP/1.0 responder on a thread of its own, answering `GET /metrics` (Prometheus
+/// text) and `GET /healthz` (200 `ok`, or 503 and why), each connection closed after its answer. The connections
+/// are served together (`PollingHTTPServer`): a client must send its whole request head within 2 s, and slow or
+/// many clients cannot keep a health check waiting, nor take from the run more than this one thread.
 package final class MetricsServer: Sendable {
     /// What the listener was bound to, `HOST:PORT` (the port the kernel chose when 0 was asked).
     package let address: String
@@ -54,10 +55,8 @@ package final class MetricsServer: Sendable {
         address = socket.boundAddress
         self.metrics = metrics
         let thread = Thread { [control] in
-            while !control.stopped.load(ordering: .acquiring) {
-                guard let connection = try? socket.accept(waitingAtMost: 200) else { continue }
-                MetricsServer.answer(connection, metrics: metrics)
-            }
+            let server = PollingHTTPServer(listener: socket) { MetricsServer.answer($0, metrics: metrics) }
+            server.serve { !control.stopped.load(ordering: .acquiring) }
             control.done.withLock { $0 = true }
         }
         thread.name = "ingest-metrics"
@@ -70,10 +69,9 @@ package final class MetricsServer: Sendable {
         while !control.done.withLock({ $0 }) { usleep(10_000) }
     }
 
-    private static func answer(_ connection: ConnectedSocket, metrics: RunMetrics) {
-        guard let head = connection.readHead(),
-            let line = String(decoding: head, as: UTF8.self).split(separator: "\r\n").first
-        else { return }
+    /// The answer to one request head.
+    private static func answer(_ head: ArraySlice<UInt8>, metrics: RunMetrics) -> [UInt8] {
+        let line = String(decoding: head, as: UTF8.self).split(separator: "\r\n").first ?? ""
         let parts = line.split(separator: " ")
         let (status, type, body): (String, String, String)
         switch (parts.first, parts.count > 1 ? parts[1].split(separator: "?").first.map(String.init) : nil) {
@@ -95,7 +93,7 @@ package final class MetricsServer: Sendable {
         let bytes = Array(body.utf8)
         let header =
             "HTTP/1.0 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
-        connection.send(Array(header.utf8) + bytes)
+        return Array(header.utf8) + bytes
     }
 }
 

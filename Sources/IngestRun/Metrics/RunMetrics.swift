@@ -39,6 +39,14 @@ package final class RunMetrics: Sendable {
         var lastSuccess: Double?
         /// Why the service is unhealthy (the journal cannot be written …); nil while healthy.
         var problem: String?
+        /// Why the watched folders make it unhealthy (one is missing); nil while they are all there.
+        var watchProblem: String?
+
+        /// Every reason it is unhealthy, in one line; nil while healthy.
+        var problems: String? {
+            let all = [problem, watchProblem].compactMap { $0 }
+            return all.isEmpty ? nil : all.joined(separator: "; ")
+        }
     }
 
     private let state = Mutex(State())
@@ -56,8 +64,11 @@ package final class RunMetrics: Sendable {
     /// Sets or clears (nil) what makes `/healthz` answer 503.
     package func setProblem(_ problem: String?) { state.withLock { $0.problem = problem } }
 
+    /// Sets or clears (nil) what the watched folders say against health (`ingest watch`: a folder missing).
+    package func setWatchProblem(_ problem: String?) { state.withLock { $0.watchProblem = problem } }
+
     /// `nil` while healthy, else why not.
-    package var problem: String? { state.withLock { $0.problem } }
+    package var problem: String? { state.withLock { $0.problems } }
 
     /// Counts one file's final report. `journalWritten`: the journal committed this file's records (a passed file
     /// whose network stages are journaled as barriers), which shows it can be written again. `sentBytes`: what the
@@ -117,7 +128,7 @@ package final class RunMetrics: Sendable {
         let state = state.withLock { $0 }
         gauge(.queueDepth).set(to: Double(max(0, state.listed - state.reported)))
         gauge(.lastSuccess).set(to: state.lastSuccess ?? 0)
-        gauge(.healthy).set(to: state.problem == nil ? 1 : 0)
+        gauge(.healthy).set(to: state.problems == nil ? 1 : 0)
         return registry.emitToString()
     }
 }

@@ -22,6 +22,11 @@ public struct ItemReport: Sendable {
     public var timings: JSONValue?
     /// Seconds the file took (JUnit's `time`); 0 when no stage ran.
     public var seconds: Double = 0
+    /// True when an `upload` stage delivered the file: in this run (rehearsed, in a rehearsal), or — a file the journal
+    /// has as done — in the run that finished it. `on_success` disposes of delivered files only (`Disposer`).
+    package var delivered = false
+    /// The file's poster output at contact-sheet size, for the HTML report's card (see `ItemReport+Outputs`).
+    package var poster: PosterPreview?
 
     package init(
         path: String, relativePath: String, status: ItemStatus, failures: [RuleFailure] = [],

@@ -4,12 +4,13 @@ import Foundation
 import IngestNative
 
 /// Applies `on_success` / `on_failure` to a file whose report is final, on the worker that finished it. A passed file
-/// is moved or deleted only once the journal has committed it as done (rclone `move`: the source goes only after a
-/// verified upload), and only while it is still the very file the run listed; a failed file is moved aside with its
-/// report beside it. A file left without a verdict (interrupted, changed under the run, the journal or its lease
+/// is moved or deleted only once an `upload` stage delivered it and the journal has committed it as done (rclone
+/// `move`: the source goes only after a verified upload), and only while it is still the very file the run listed; a
+/// failed file is moved aside with its report beside it. A file left without a verdict (interrupted, changed under the run, the journal or its lease
 /// failing) stays where it is, for the next run.
 ///
-/// Used by `Runner` for every file it reports (so `ingest run` and anything that runs files through a `Runner`).
+/// Used by `Runner` for every file it reports under `ingest run` and `ingest watch`; a rehearsal (`--dry-run`,
+/// `ingest test`) only says what it would do, and `ingest validate` has none (it changes nothing).
 package struct Disposer: Sendable {
     let disposal: Disposal
     /// True for `--dry-run`: the report says what would be done; nothing is touched.
@@ -29,12 +30,14 @@ package struct Disposer: Sendable {
         switch report.status {
         case .passed:
             guard let success = disposal.onSuccess else { return report }
+            guard report.delivered else { return kept(report) }
             return settle(report, entry: entry, success: success, commit: commit)
         case .skipped:
             // Done in an earlier run whose move failed or never happened (a crash, a name taken): it goes now.
             guard let success = disposal.onSuccess, report.skipReason == JournalReason.alreadyDone else {
                 return report
             }
+            guard report.delivered else { return kept(report) }
             return settle(report, entry: entry, success: success, commit: nil)
         case .failed:
             guard let folder = disposal.onFailureMoveTo, Disposer.hasVerdict(report) else { return report }
@@ -139,6 +142,17 @@ package struct Disposer: Sendable {
     static func target(of entry: InputEntry, under folder: String) -> String {
         let base = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
         return base + "/" + entry.relativePath
+    }
+
+    /// A file that passed without being delivered (its every upload left out by `when:`): it stays, and its report
+    /// says why, so the operator who finds it still in the inbox knows.
+    private func kept(_ report: ItemReport) -> ItemReport {
+        noted(
+            report,
+            [
+                "action": .string(dryRun ? "would keep" : "kept"),
+                "reason": .string(dryRun ? "no upload would deliver it" : "no upload delivered it"),
+            ])
     }
 
     private func noted(_ report: ItemReport, _ fact: JSONObject) -> ItemReport {

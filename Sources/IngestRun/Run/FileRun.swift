@@ -63,17 +63,28 @@ struct FileRun {
         var last: String?
         // The stages done so far whose answer a later stage may have renewed, by `as:` name (see `TicketRenewal`).
         var renewable: [String: Int] = [:]
-        for (position, configured) in plan.stages.enumerated() {
+        // An upload that ran (or whose journaled result is reused) and did not end the file: `on_success` may go on.
+        var delivered = false
+        // Stages run in a shared frame pass with an earlier one (`FileRun+FramePass`).
+        var passed = Set<Int>()
+        for (position, configured) in plan.stages.enumerated() where !passed.contains(position) {
             if plan.cancellation.isCancelled { return interrupted(configured.name, []) }
             if let condition = configured.condition, !condition.matches(item) { continue }
             if !reuseJournaledResults(of: configured, at: position) {
                 if let changed = item.changedFailure(stage: configured.name, found: "before stage \(configured.name)") {
                     return finish(.failed, [changed])
                 }
-                if let ending = runStage(configured, at: position, renewable: renewable) { return ending }
+                let group = framePassGroup(from: position)
+                passed.formUnion(group)
+                let ending =
+                    group.count > 1
+                    ? runFramePass(group) : runStage(configured, at: position, renewable: renewable)
+                if let ending { return ending }
                 last = configured.name
             }
             if let name = configured.resultName, configured.stage.renewsAnswer { renewable[name] = position }
+            // An upload of an output (a poster, a proxy) does not deliver the file itself.
+            if let upload = configured.stage as? UploadStage, upload.outputName == nil { delivered = true }
         }
         // The hash lets a touched or copied file be recognised next time; taken only where redoing a file costs
         // more than reading it once more (uploads, transcodes), unless a key or template already read it — and
@@ -82,7 +93,9 @@ struct FileRun {
         if let last, let changed = item.changedFailure(stage: last, found: "after stage \(last)") {
             return finish(.failed, [changed])
         }
-        return finish(.passed)
+        var report = finish(.passed)
+        report.delivered = delivered && report.status == .passed
+        return report
     }
 
     /// A network stage done before a crash or failure: its results are reused, the call (an upload …) is not
@@ -167,6 +180,7 @@ struct FileRun {
         context.wantsContentHash = plan.journaled
         context.mayHaveRunBefore = journaled?.cutShort.contains(position) ?? false
         context.uploadJournal = journaled?.uploadJournal(position: position)
+        context.deliveredOutputs = deliveredOutputs()
         context.logger?[metadataKey: "file"] = .string(item.path)
         context.logger?[metadataKey: "stage"] = .string(configured.name)
         context.timings = item.timings
@@ -175,7 +189,7 @@ struct FileRun {
     }
 
     /// Ends the file: journals how it ended, then reports it.
-    private func finish(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
+    func finish(_ status: ItemStatus, _ failures: [RuleFailure] = [], skip: String? = nil) -> ItemReport {
         guard let journaled else { return report(status, failures, skip: skip) }
         do {
             try journaled.finish(item, status: status, failures: failures, skip: skip)
@@ -190,7 +204,7 @@ struct FileRun {
 
     /// A cancelled run's file: reported as failed, and left as it is in the journal (a network stage stays
     /// "started", the row "running"), exactly as after a kill, so the next run repeats what was cut short.
-    private func interrupted(_ stage: String, _ failures: [RuleFailure]) -> ItemReport {
+    func interrupted(_ stage: String, _ failures: [RuleFailure]) -> ItemReport {
         let failure =
             failures.first { $0.rule == .interrupted }
             ?? ItemFailed.interrupted(stage: stage, reason: plan.cancellation.reason, during: "stage \(stage)")
@@ -203,6 +217,7 @@ struct FileRun {
         var report = ItemReport(item.file, status: status, failures: failures, skipReason: skip, facts: item.facts)
         report.timings = item.timings.json
         report.seconds = item.timings.seconds
+        report.poster = PosterPreview(item)
         return report
     }
 

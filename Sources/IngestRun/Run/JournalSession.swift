@@ -4,6 +4,7 @@ import IngestConfig
 import IngestCore
 import IngestJournal
 import IngestNative
+import IngestStages
 import Synchronization
 
 /// What a journaled run does with files the journal already knows.
@@ -153,7 +154,11 @@ final class JournalSession: Sendable {
             let record = root.known ? try store.record(root: root.canonical, relativePath: entry.relativePath) : nil
             let sameContent = try hasSameContent(record, status: status, item: item)
             if let reason = skipReason(record, sameContent: sameContent) {
-                return .report(ItemReport(entry, status: .skipped, skipReason: reason.text, facts: reason.facts))
+                var report = ItemReport(entry, status: .skipped, skipReason: reason.text, facts: reason.facts)
+                if let record, reason.text == JournalReason.alreadyDone, pipeline.disposal.onSuccess != nil {
+                    report.delivered = try wasDelivered(record)
+                }
+                return .report(report)
             }
             let resuming = sameContent && resume != .force && (record?.state == .running || record?.state == .failed)
             let earlier = try stagesOf(resuming ? record : nil)
@@ -178,6 +183,12 @@ final class JournalSession: Sendable {
                     failures: [RuleFailure(stage: "journal", rule: .error, message: "\(error)")]
                 ))
         }
+    }
+
+    /// True when an `upload` stage of the run that finished `record` delivered it (`on_success` may then dispose of
+    /// it): a file done with every upload left out by `when:` was never sent, and stays.
+    private func wasDelivered(_ record: JournalRecord) throws -> Bool {
+        try store.stages(fileID: record.id).contains { $0.name == UploadStage.name && $0.status == .done }
     }
 
     /// True when the journal's record is of this very content under this pipeline (not under `--force`): the same

@@ -66,8 +66,10 @@ public final class Runner: Sendable {
         self.stages = stages
         hashesDoneFiles = stages.contains { $0.usesNetwork || $0.writesWorkFiles }
         session = journal.map { JournalSession(store: $0, pipeline: pipeline, stages: stages, resume: resume) }
+        // `ingest validate` (offline) runs the local stages only and changes nothing: no file is moved or deleted.
         disposer =
-            pipeline.disposal.isEmpty ? nil : Disposer(disposal: pipeline.disposal, dryRun: settings.rehearsal != nil)
+            pipeline.disposal.isEmpty || settings.offline
+            ? nil : Disposer(disposal: pipeline.disposal, dryRun: settings.rehearsal != nil)
         if let limit = pipeline.maxWorkBytes, stages.contains(where: \.writesWorkFiles) {
             workBudget = WorkBudget(limit: limit)
         } else {

@@ -11,8 +11,10 @@ final class FolderWatcher: Sendable {
     let feed: WatchFeed
     let tree: WatchTree
     let settings: WatchSettings
-    /// Said to the user (on standard error): the fallback to polling.
+    /// Said to the user (on standard error): the fallback to polling, a watched folder gone or back.
     let notice: @Sendable (String) -> Void
+    /// Told the watched folders missing now and why (empty: all there): what `/healthz` says.
+    private let health: @Sendable ([String]) -> Void
     /// The runner's set-aside files, fed again once due.
     private let deferred: @Sendable () -> [(entry: InputEntry, until: Date?)]
     private let leasePoll: Double
@@ -24,8 +26,10 @@ final class FolderWatcher: Sendable {
 
     init(
         feed: WatchFeed, settings: WatchSettings, notice: @escaping @Sendable (String) -> Void,
+        health: @escaping @Sendable ([String]) -> Void = { _ in },
         deferred: @escaping @Sendable () -> [(entry: InputEntry, until: Date?)], leasePoll: Double
     ) {
+        self.health = health
         self.feed = feed
         tree = feed.tree
         self.settings = settings
@@ -49,27 +53,37 @@ final class FolderWatcher: Sendable {
     func join() { ended.wait() }
 
     private func run() {
+        let roots = WatchRoots(roots: tree.roots, notice: notice, health: health)
+        let present = roots.start(now: feed.now())
         var pollInterval = settings.poll
         #if os(Linux)
             if pollInterval == nil {
-                pollInterval = watchWithInotify()
+                pollInterval = watchWithInotify(roots: roots, present: present)
             }
         #else
             pollInterval = pollInterval ?? WatchSettings.fallbackPoll
         #endif
-        if let pollInterval { poll(every: pollInterval) }
+        if let pollInterval { poll(every: pollInterval, roots: roots) }
     }
 
     /// The wall clock in nanoseconds, as file times are kept.
     static func wallNow() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
 
     /// Scans every folder at `interval` seconds: a file changed since the scan before (less a margin for timestamps
-    /// behind the clock) goes to the table, and settles there.
-    func poll(every interval: Double, since start: Int64? = nil) {
+    /// behind the clock) goes to the table, and settles there. A root that is back, or leads to another folder, is
+    /// scanned whole at once (its files may be older than the last scan: `rsync -a`, `cp -p`).
+    func poll(every interval: Double, since start: Int64? = nil, roots: WatchRoots) {
         var since = start ?? FolderWatcher.wallNow()
         if start == nil { ready.signal() }
         var nextScan = feed.now() + interval
         while !feed.isStopped {
+            for change in roots.check(now: feed.now()) {
+                switch change {
+                case .lost(let root, _): feed.removed(tree.path(root, ""), folder: true)
+                case .found(let root):
+                    tree.scan(root, "", depth: 0, folder: { _, _, _ in }, file: { feed.found($0, since: nil) })
+                }
+            }
             tickFeed()
             let wait = min(settings.tick, max(0, nextScan - feed.now()))
             if wait > 0 { Thread.sleep(forTimeInterval: wait) }

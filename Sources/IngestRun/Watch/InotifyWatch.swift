@@ -1,5 +1,6 @@
 import IngestCore
 import IngestNative
+
 #if os(Linux)
     import Foundation
     import IngestNative
@@ -7,7 +8,7 @@ import IngestNative
     extension FolderWatcher {
         /// Watches with inotify until the feed stops; returns the poll interval to go on with instead when inotify
         /// cannot be used at all, having said why. Running out of watches is said, and polling takes over here.
-        func watchWithInotify() -> Double? {
+        func watchWithInotify(roots: WatchRoots, present: [WatchTree.Root]) -> Double? {
             let watches: InotifyWatches
             do {
                 watches = InotifyWatches(inotify: try Inotify(), feed: feed)
@@ -17,7 +18,7 @@ import IngestNative
                         + "\(JSONValue.format(WatchSettings.fallbackPoll)) s instead")
                 return WatchSettings.fallbackPoll
             }
-            for root in tree.roots {
+            for root in present {
                 tree.scan(root, "", depth: 0, folder: { watches.add($0, root, $1, $2) }, file: { _ in })
             }
             ready.signal()
@@ -33,8 +34,9 @@ import IngestNative
                 let before = FolderWatcher.wallNow()
                 var overflow = false
                 for event in events {
-                    if event.isOverflow { overflow = true } else { watches.handle(event) }
+                    if event.isOverflow { overflow = true } else { watches.handle(event, roots: roots) }
                 }
+                for change in roots.check(now: feed.now()) { watches.apply(change) }
                 if overflow {
                     rescans.add(1, ordering: .relaxed)
                     notice(
@@ -52,7 +54,7 @@ import IngestNative
                     "ingest: watch: out of inotify watches (\(outOfWatches)): raise fs.inotify.max_user_watches "
                         + "(sysctl -w fs.inotify.max_user_watches=N); scanning the folders every "
                         + "\(JSONValue.format(WatchSettings.fallbackPoll)) s instead")
-                poll(every: WatchSettings.fallbackPoll, since: lastRead)
+                poll(every: WatchSettings.fallbackPoll, since: lastRead, roots: roots)
             }
             return nil
         }
@@ -89,12 +91,42 @@ import IngestNative
             }
         }
 
-        /// One event: a folder appears (watched and scanned) or goes (forgotten), a file is written, closed, moved
-        /// in or linked (noted, with what that says of its writer), or goes (no longer waited for).
-        func handle(_ event: InotifyEvent) {
+        /// A root went away (nothing under it is watched any more), or a folder is at its path again or another
+        /// folder than the one watched (watched and scanned whole: the journal keeps done files from being sent
+        /// again).
+        func apply(_ change: WatchRoots.Change) {
+            switch change {
+            case .lost(let root, _):
+                forget(root)
+            case .found(let root):
+                forget(root)
+                tree.scan(
+                    root, "", depth: 0, folder: { self.add($0, root, $1, $2) },
+                    file: { self.feed.found($0, since: nil) })
+            }
+        }
+
+        /// Stops watching every folder of `root`, and waiting for its files.
+        private func forget(_ root: WatchTree.Root) {
+            for (watch, folder) in folders where folder.root.index == root.index {
+                inotify.unwatch(watch)
+                folders[watch] = nil
+            }
+            feed.removed(tree.path(root, ""), folder: true)
+        }
+
+        /// One event: a folder appears (watched and scanned) or goes (forgotten; a root going is told to `roots`),
+        /// a file is written, closed, moved in or linked (noted, with what that says of its writer), or goes (no
+        /// longer waited for).
+        func handle(_ event: InotifyEvent, roots: WatchRoots) {
             guard let folder = folders[event.watch] else { return }
             guard let name = event.name, !name.isEmpty else {
-                if event.isFolderGone { folders[event.watch] = nil }
+                guard event.isFolderGone else { return }
+                folders[event.watch] = nil
+                if folder.relativePath.isEmpty {
+                    forget(folder.root)
+                    roots.lost(folder.root, why: event.folderGoneReason)
+                }
                 return
             }
             let relative = folder.relativePath.isEmpty ? name : folder.relativePath + "/" + name

@@ -26,7 +26,11 @@ extension Runner {
                 session?.forgetUnknownRoots()
             })
         let watcher = FolderWatcher(
-            feed: feed, settings: watching, notice: notice, deferred: { [self] in takeDeferred() },
+            feed: feed, settings: watching, notice: notice,
+            health: { [metrics] missing in
+                metrics?.setWatchProblem(
+                    missing.isEmpty ? nil : "watched folder missing: " + missing.joined(separator: ", "))
+            }, deferred: { [self] in takeDeferred() },
             leasePoll: session?.leasePollInterval ?? 1)
         watcher.start()
         var summary = RunSummary()

@@ -13,6 +13,8 @@ package struct AudioStage: Stage {
         package var sampleRate = 44100
         package var onDecodeError = DecodeErrorPolicy.fail
         package var fit: FitOptions?
+        /// A named output made beside the file instead of replacing it.
+        package var output: String?
         package init() {}
 
         package static var fields: [OptionField<Options>] {
@@ -34,10 +36,14 @@ package struct AudioStage: Stage {
                     doc:
                         "`{max_bytes: 25MB}`: land the .m4a at or under the limit — passed through when it fits, else `bitrate` or, when the duration needs it, the lower rate the limit allows; `cannot_fit` below 16 kbit/s per channel.",
                     default: "none"),
+                    "output", \.output,
+                    doc: "Make the audio as a named output beside the file instead of replacing the file.",
+                    default: "none (the audio replaces the file)"),
             ]
         }
 
         package func validate(at node: ConfigNode) throws {
+            if let output { try OutputName.check(output, at: node) }
             if !(1...2).contains(channels) { throw node.error("channels must be 1 or 2, found \(channels)") }
             if !AudioStage.aacSampleRates.contains(sampleRate) {
                 throw node.error(
@@ -67,6 +73,9 @@ package struct AudioStage: Stage {
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
         let stage = Self.name
+        if let name = options.output, ItemOutputs.deliveredEarlier(item, name: name, context: context) {
+            return .proceed
+        }
         let before = try context.probe(item, stage: stage)
         let source = try audioSource(of: before)
 
@@ -90,6 +99,10 @@ package struct AudioStage: Stage {
                 fact["fit"] = ["max_bytes": .int(limit), "action": "passed through", "bytes": .int(before.size)]
             }
             item.facts[context.resultName ?? stage] = .object(fact)
+            if let name = options.output {
+                ItemOutputs.finishMedia(
+                    item, name: name, path: item.artifact, probe: before, fact: fact, stage: stage, context: context)
+            }
             return .proceed
         }
 
@@ -122,6 +135,12 @@ package struct AudioStage: Stage {
         }
         fact["path"] = .string(outputPath)
         fact["after"] = MediaStageSupport.describe(after)
+        if let name = options.output {
+            fact["decode_errors_skipped"] = .int(Int64(stats.decodeErrors))
+            ItemOutputs.finishMedia(
+                item, name: name, path: outputPath, probe: after, fact: fact, stage: stage, context: context)
+            return .proceed
+        }
         MediaStageSupport.finish(
             item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
         return .proceed

@@ -84,6 +84,8 @@ package struct JpegStage: Stage {
         package var minSavings: Percentage?
         package var maxPixels = 100_000_000
         package var maxBytes = ByteSize(bytes: 256 << 20)
+        /// A named output made beside the file instead of replacing it.
+        package var output: String?
         package init() {}
 
         package static var fields: [OptionField<Options>] {
@@ -115,10 +117,15 @@ package struct JpegStage: Stage {
                 OptionField(
                     "max_bytes", \.maxBytes, range: ByteSize(bytes: 1)...ByteSize(bytes: Int64(Int32.max)),
                     doc: "Largest input file read into memory.", default: "256MiB"),
+                OptionField(
+                    "output", \.output,
+                    doc: "Make the JPEG as a named output beside the file (`output: preview`) instead of replacing it.",
+                    default: "none (the JPEG replaces the file)"),
             ]
         }
 
         package func validate(at node: ConfigNode) throws {
+            if let output { try OutputName.check(output, at: node) }
             if let maxDimension, maxDimension < 1 { throw node.error("max_dimension must be positive") }
             if maxPixels < 1 { throw node.error("max_pixels must be positive") }
             if maxBytes.bytes < 1 || maxBytes.bytes > Int64(Int32.max) {
@@ -136,11 +143,20 @@ package struct JpegStage: Stage {
     package init(options: Options) throws { self.options = options }
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        if let name = options.output, ItemOutputs.deliveredEarlier(item, name: name, context: context) {
+            return .proceed
+        }
         let result = try StillTranscoder(options: options, stage: Self.name).transcode(
             path: item.artifact,
             outputPath: WorkFolder.outputPath(
                 for: item, workDirectory: context.settings.workDirectory, stage: context.workFolderName(for: Self.name),
                 fileExtension: "jpg"))
+        if let name = options.output {
+            ItemOutputs.finishMedia(
+                item, name: name, path: result.artifact, probe: nil, fact: result.fact, stage: Self.name,
+                context: context)
+            return .proceed
+        }
         WorkFolder.replaceArtifact(of: item, with: result.artifact, workDirectory: context.settings.workDirectory)
         item.facts[context.resultName ?? Self.name] = .object(result.fact)
         return .proceed

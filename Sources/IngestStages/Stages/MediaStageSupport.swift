@@ -122,11 +122,12 @@ enum MediaStageSupport {
     /// Runs `plan` into a temp file beside `outputPath` and renames it into place; on any failure the temp file is
     /// gone and nothing exists at `outputPath` from this run.
     static func transcode(
-        input: MediaInput, plan: TranscodePlan, outputPath: String, stage: String, context: StageContext, size: Int64
+        input: MediaInput, plan: TranscodePlan, outputPath: String, stage: String, context: StageContext, size: Int64,
+        taps: [any FrameTap] = []
     ) throws -> TranscodeStats {
         try transcodeToTemporary(
             input: input, plan: plan, outputPath: outputPath, stage: stage, context: context,
-            progress: { context.reportProgress(done: $0, total: size) }, keep: { try $0.commit() }
+            progress: { context.reportProgress(done: $0, total: size) }, taps: taps, keep: { try $0.commit() }
         ).stats
     }
 
@@ -134,14 +135,15 @@ enum MediaStageSupport {
     /// uncommitted temp file is removed when it goes); transcoder and file errors become the stage's failures.
     static func transcodeToTemporary(
         input: MediaInput, plan: TranscodePlan, outputPath: String, stage: String, context: StageContext,
-        progress: @escaping (Int64) -> Void, keep: (TemporaryOutputFile) throws -> Void
+        progress: @escaping (Int64) -> Void, taps: [any FrameTap] = [], keep: (TemporaryOutputFile) throws -> Void
     ) throws -> (stats: TranscodeStats, bytes: Int64) {
         do {
             try StillFile.makeDirectories((outputPath as NSString).deletingLastPathComponent)
             let temporary = try TemporaryOutputFile(finalPath: outputPath)
-            let stats = try MediaTranscoder(
-                input: input, plan: plan, progress: progress, shouldStop: { context.cancellation?.isCancelled ?? false }
-            ).run(to: temporary.temporaryPath)
+            let transcoder = MediaTranscoder(
+                input: input, plan: plan, progress: progress, shouldStop: { context.cancellation?.isCancelled ?? false })
+            transcoder.frameTaps = taps
+            let stats = try transcoder.run(to: temporary.temporaryPath)
             // Measured before `keep`, which may rename it: what was written, not what a path later holds.
             let bytes = try FileStatus(path: temporary.temporaryPath, followLinks: true).size
             try keep(temporary)

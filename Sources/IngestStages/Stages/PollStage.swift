@@ -98,15 +98,18 @@ package struct PollStage: Stage {
     /// `save` refused by one has the job read again.
     package var renewsAnswer: Bool { true }
 
-    /// GETs until `until` holds, `fail_when` holds (the file fails), or `timeout` passes.
+    /// GETs until `until` holds, `fail_when` holds (the file fails), or `timeout` passes. `timeout` bounds every
+    /// wait of the stage, those of its GETs too (a `rate` slot, a retry's backoff or `Retry-After`).
     func wait(_ item: Item, context: StageContext) throws -> StageOutcome {
         let scope = TemplateScope(item: item, context: context, stage: Self.name)
-        let began = Date()
+        let clock = context.settings.clock
+        let deadline = StageDeadline(
+            began: clock.now, limit: options.timeout.seconds, name: "timeout \(options.timeout)")
         var pause = options.interval.seconds
         var polls = 0
         while true {
             polls += 1
-            let answer = try fetch(item, scope: scope, context: context)
+            let answer = try fetch(item, scope: scope, context: context, deadline: deadline)
             let state = describe(answer)
             context.reportStatus(state)
             context.logger?.info("poll: \(state)", metadata: ["poll": .string(String(polls))])
@@ -118,21 +121,17 @@ package struct PollStage: Stage {
                         + Redaction.text(said ?? "(the answer has no '\(options.error)')"))
             }
             if options.until.holds(for: answer) || context.settings.rehearsal?.isDryRun == true { return .proceed }
-            let waited = Date().timeIntervalSince(began)
-            if context.settings.rehearsal != nil || waited + pause > options.timeout.seconds {
+            let waited = clock.now - deadline.began
+            if context.settings.rehearsal != nil || deadline.passed(by: pause, at: clock.now) {
                 throw ItemFailed(
                     stage: Self.name, rule: .timeout,
                     message: "the job is still \(state) after \(Timestamp.elapsed(waited)) (\(polls) GETs; "
                         + "timeout \(options.timeout)); the next run waits for the same job again",
                     expected: options.until.description, actual: state)
             }
-            if let cancellation = context.cancellation {
-                if !cancellation.sleep(pause) {
-                    throw ItemFailed.interrupted(
-                        stage: Self.name, reason: cancellation.reason, during: "a wait for the job")
-                }
-            } else {
-                Thread.sleep(forTimeInterval: pause)
+            if !clock.sleep(pause, cancellation: context.cancellation) {
+                throw ItemFailed.interrupted(
+                    stage: Self.name, reason: context.cancellation?.reason, during: "a wait for the job")
             }
             pause = min(options.maxInterval.seconds, pause * 1.5)
         }
@@ -140,7 +139,9 @@ package struct PollStage: Stage {
 
     /// One GET (retried on 5xx, 429 with `Retry-After`, and dropped connections, paced by `rate`); the answer as
     /// the templates see it, kept under `as:` (signed URLs intact for templates, redacted in the facts).
-    private func fetch(_ item: Item, scope: TemplateScope, context: StageContext) throws -> JSONValue {
+    private func fetch(_ item: Item, scope: TemplateScope, context: StageContext, deadline: StageDeadline) throws
+        -> JSONValue
+    {
         var request = HTTPRequest(method: "GET", url: try options.url.render(scope))
         request.headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
         if !request.headers.contains(where: { $0.name.caseInsensitiveCompare("Accept") == .orderedSame }) {
@@ -149,7 +150,8 @@ package struct PollStage: Stage {
         request.timeout = 60
         options.network.apply(to: &request)
         let exchange = context.exchange(
-            stage: Self.name, network: options.network, limiter: limiter, for: item, success: 200)
+            stage: Self.name, network: options.network, limiter: limiter, for: item, success: 200,
+            deadline: deadline)
         let outcome = try exchange.send(request)
         let response = outcome.response
         let shown = "GET \(Redaction.url(request.url))"
@@ -159,7 +161,7 @@ package struct PollStage: Stage {
             throw ItemFailed(
                 stage: Self.name, rule: .status,
                 message: "\(shown) answered \(ServerMessage.statusLine(response.status))\(attempts)\(said)"
-                    + (options.format == .firestore ? Firestore.hint(status: response.status) : ""),
+                    + refusalHint(response.status),
                 expected: "2xx", actual: String(response.status))
         }
         let text = response.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -187,5 +189,15 @@ package struct PollStage: Stage {
             state += " \(JSONValue.format(progress))%"
         }
         return state
+    }
+}
+
+extension PollStage {
+    /// What a refused read adds: for Firestore, where a fresh ID token goes; otherwise the variables the headers
+    /// were written with (for 401 and 403).
+    func refusalHint(_ status: Int) -> String {
+        options.format == .firestore
+            ? Firestore.hint(status: status, tokenVariables: options.headers.variables(of: "Authorization"))
+            : options.headers.credentialHint(status: status)
     }
 }

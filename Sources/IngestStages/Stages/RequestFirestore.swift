@@ -7,11 +7,14 @@ import IngestTemplates
 /// `firestore:` of a `request` stage: the body is a Firestore commit that creates one document from plain fields
 /// (typed for Firestore here), sets server timestamps, and carries the precondition that the document does not
 /// exist yet. With a document id the journal fixes for the file (`{{uuid}}`), a repeat after a crash or a lost answer
-/// meets Firestore's `ALREADY_EXISTS` for that very document, which counts as done.
+/// meets Firestore's `ALREADY_EXISTS` for that very document; it counts as done only when this file's earlier call
+/// may have made it and the stored document is this file's (`RequestConflict`).
 package struct FirestoreWrite: StageOptions, Sendable, Equatable {
     package var document = Template.empty
     package var fields: TemplateValue = .object([])
     package var serverTimestamps: [String] = []
+    /// nil: every field of `fields`.
+    package var match: [String]?
     package init() {}
 
     package static var fields: [OptionField<FirestoreWrite>] {
@@ -30,11 +33,25 @@ package struct FirestoreWrite: StageOptions, Sendable, Equatable {
                 "server_timestamps", \.serverTimestamps,
                 doc: "Fields set to the server's time of the write (`setToServerValue: REQUEST_TIME`).",
                 default: "[]"),
+            OptionField(
+                "match", \.match,
+                doc: "The fields that show a stored document is this file's, when the create meets ALREADY_EXISTS "
+                    + "after this file's earlier call may have made it (its answer lost, or its run killed): the "
+                    + "document is read back and these fields must hold what this file writes, or the file fails "
+                    + "(`request.conflict`). List the ones nothing else changes (`[userId, storagePath]`) when a "
+                    + "worker updates the others (`status`, `progress`).",
+                default: "every field of `fields`"),
         ]
     }
 
     package func validate(at node: ConfigNode) throws {
-        guard case .object = fields else { throw node.error("firestore: fields must be a mapping of names to values") }
+        guard case .object(let pairs) = fields else {
+            throw node.error("firestore: fields must be a mapping of names to values")
+        }
+        for name in match ?? [] where !pairs.contains(where: { $0.key == name }) {
+            throw node.error("firestore: match: '\(name)' is not one of the fields written")
+        }
+        if match?.isEmpty == true { throw node.error("firestore: match needs at least one field") }
         for name in serverTimestamps {
             let simple = name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
                 !part.isEmpty && !(part.first?.isNumber ?? true)

@@ -43,8 +43,11 @@ package struct RequestStage: Stage {
                     doc:
                         "Instead of `json:`, a Firestore commit (`url` ending in `documents:commit`) that creates "
                         + "`document` from plain `fields`, sets `server_timestamps`, and requires that it does not "
-                        + "exist yet; Firestore's ALREADY_EXISTS for that same document counts as done. The answer "
-                        + "kept under `as:` is the document's `name` and `id`."),
+                        + "exist yet. Firestore's ALREADY_EXISTS for that document counts as done only when this "
+                        + "file's earlier call may have made it (the journal shows it sent without an answer, or an "
+                        + "attempt's answer was lost) and the document read back holds this file's `match:` fields; "
+                        + "otherwise the file fails (`request.conflict`) and nothing is saved. The answer kept under "
+                        + "`as:` is the document's `name` and `id`."),
                 OptionField(
                     "timeout", \.timeout, range: DurationValue.timeoutRange,
                     doc: "Limit for one attempt, response included.", default: "60s"),
@@ -56,10 +59,12 @@ package struct RequestStage: Stage {
                         + "may have been made before, by a run killed mid-call or an attempt whose answer was lost, "
                         + "fails the file so a later run asks again), `fail` it, or count "
                         + "the call as `done` (the file goes on; the answer is kept under `as:` and the report notes "
-                        + "\"already done\" with the server's message). `done` is for callbacks whose backend refuses a "
-                        + "repeat with 409 (\"already completed\"): a run resumed after a crash, or a retry after a "
-                        + "lost answer, cannot tell its own earlier call from anyone else's, so every 409 counts as "
-                        + "done, the first call's included. Not for tickets, where 409 refuses the request.",
+                        + "\"already done\" with the server's message). `done` is for callbacks whose backend "
+                        + "refuses a repeat with 409 (\"already completed\"), and counts a 409 as done only when "
+                        + "this file's own earlier call may have made it: the journal shows the call sent without an "
+                        + "answer (a run killed mid-call), or an attempt of this run lost its answer. A 409 to a "
+                        + "first call fails the file (`request.conflict`). Not for tickets, where 409 refuses the "
+                        + "request.",
                     default: "fail"),
                 OptionField(
                     "report", \.report,
@@ -149,9 +154,12 @@ package struct RequestStage: Stage {
         var exchange = context.exchange(
             stage: Self.name, network: options.network, limiter: limiter, for: item,
             success: options.expect?.first ?? 200)
-        if let verify = options.verify {
+        let lost = LostAnswer()
+        exchange.inDoubt = { [verify = options.verify] in
+            lost.mark()
             // A retry after an answer lost mid-call is a repeat too: asked first.
-            exchange.inDoubt = { try self.verifiedDone(verify, item: item, scope: scope, context: context) }
+            guard let verify else { return false }
+            return try self.verifiedDone(verify, item: item, scope: scope, context: context)
         }
         let outcome: Exchange.Outcome
         do {
@@ -161,9 +169,12 @@ package struct RequestStage: Stage {
         }
         let response = outcome.response
         let expected = options.expect.map { $0.contains(response.status) } ?? (200...299).contains(response.status)
-        // A 409 counted as done: the server already has this call (a repeat after a crash or a lost answer).
-        let exists = document.map { Firestore.alreadyExists(response, name: $0) } ?? false
-        let alreadyDone = !expected && response.status == 409 && (options.onConflict == .done || exists)
+        // A 409 counted as done: the server has this file's own call (a repeat after a crash or a lost answer).
+        let alreadyDone =
+            try !expected && response.status == 409
+            && conflictCountsAsDone(
+                outcome, to: request, document: document, mayHaveMadeIt: context.mayHaveRunBefore || lost.happened,
+                item: item, scope: scope, context: context)
         if !expected && !alreadyDone {
             return try unexpectedStatus(outcome, to: request, context: context)
         }
@@ -199,8 +210,9 @@ package struct RequestStage: Stage {
         }
         request.timeout = options.timeout.seconds
         options.network.apply(to: &request)
-        // A call checked by `verify:` is never re-sent by libcurl on its own (see `freshConnection`).
-        request.freshConnection = options.verify != nil
+        // A call checked by `verify:`, or whose 409 may count as done, is never re-sent by libcurl on its own (see
+        // `freshConnection`): a re-send on a reused connection would hide an answer lost after the call arrived.
+        request.freshConnection = options.verify != nil || options.firestore != nil || options.onConflict == .done
         return request
     }
 
@@ -229,9 +241,17 @@ package struct RequestStage: Stage {
             stage: Self.name, rule: .status,
             message:
                 "\(request.method) \(Redaction.url(request.url)) answered \(ServerMessage.statusLine(response.status))"
-                + "\(attempts)\(said)\(why)\(options.firestore == nil ? "" : Firestore.hint(status: response.status))",
+                + "\(attempts)\(said)\(why)\(credentialHint(response.status))",
             expected: options.expect.map { $0.map(String.init).joined(separator: ", ") } ?? "2xx",
             actual: String(response.status))
+    }
+
+    /// What a refused call adds: for a Firestore write, where a fresh ID token goes; otherwise the variables the
+    /// headers were written with (401, 403).
+    private func credentialHint(_ status: Int) -> String {
+        options.firestore == nil
+            ? options.headers.credentialHint(status: status)
+            : Firestore.hint(status: status, tokenVariables: options.headers.variables(of: "Authorization"))
     }
 
     /// Keeps the answer under the `as:` name: as sent for templates, redacted for the reports; an empty answer (or

@@ -53,6 +53,8 @@ package enum StageRegistry {
         StageDescriptor(JpegStage.self),
         StageDescriptor(AudioStage.self),
         StageDescriptor(VideoStage.self),
+        StageDescriptor(PosterStage.self),
+        StageDescriptor(ThumbnailsStage.self),
         StageDescriptor(RequestStage.self),
         StageDescriptor(UploadStage.self),
         StageDescriptor(PollStage.self),

@@ -163,4 +163,60 @@ extension VideoStage {
             outputPath, stage: Self.name, timeout: context.settings.probeTimeout)
         return Encoded(stats: stats, after: after, videoCopied: videoCopied, audioCopied: audioCopied, fit: fit)
     }
+
+    /// `fit: { max_bytes }`: passed through when the file fits and complies, else two-pass x264 at the rate the
+    /// duration allows (`runFitted`); the output is measured before it is kept.
+    func runFit(_ item: Item, maxBytes: Int64, context: StageContext) throws -> StageOutcome {
+        let stage = Self.name
+        let before = try context.probe(item, stage: stage)
+        guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {
+            throw ItemFailed(
+                stage: stage, rule: .unsupported, message: "content is \(before.content.displayName), not a movie",
+                expected: "MOV, MP4 or MKV", actual: before.content.displayName)
+        }
+        guard let video = before.videoStreams.first, let width = video.width, let height = video.height else {
+            throw ItemFailed(stage: stage, rule: .noVideo, message: "the file has no video stream")
+        }
+        let audio = before.audioStreams.first
+
+        // Limits apply to what a viewer sees: a quarter turn swaps the coded axes.
+        let quarterTurn = Int(((video.rotation ?? 0).rounded())).quotientAndRemainder(dividingBy: 180).remainder != 0
+        let target = Self.fit(
+            width: width, height: height, maxWidth: options.maxWidth, maxHeight: options.maxHeight,
+            swapped: quarterTurn)
+        let copy = streamsToCopy(video: video, audio: audio, fitsSize: target.width == width && target.height == height)
+        let outputPath = try MediaStageSupport.outputPath(
+            for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
+        let done = try runFitted(
+            item, before: before, streams: (video, audio), target: target, swapped: quarterTurn, copy: copy,
+            to: outputPath, maxBytes: maxBytes, context: context)
+        let stats = done.stats
+        let passedThrough = done.outputPath == item.artifact
+
+        var fact = JSONObject()
+        fact["path"] = .string(passedThrough ? item.artifact : outputPath)
+        fact["action"] = .string(
+            passedThrough ? "passed_through" : done.videoCopied && done.audioCopied ? "remuxed" : "transcoded")
+        fact["video"] = .string(done.videoCopied ? "copied" : "encoded")
+        fact["audio"] = .string(audio == nil ? "none" : done.audioCopied ? "copied" : "encoded")
+        fact["rotation"] = .string("kept as display matrix")
+        fact["before"] = MediaStageSupport.describe(before)
+        fact["after"] = MediaStageSupport.describe(done.after)
+        if !done.videoCopied {
+            fact["crf"] = options.bitrate == nil && done.fit == nil ? .int(Int64(options.crf)) : .null
+            fact["preset"] = .string(options.preset)
+            fact["frames_encoded"] = .int(Int64(stats.videoFramesEncoded))
+            fact["frames_dropped"] = .int(Int64(stats.videoFramesDropped))
+        } else {
+            fact["packets_copied"] = .int(Int64(stats.packetsCopied))
+        }
+        if let fit = done.fit { fact["fit"] = .object(fit) }
+        if passedThrough {
+            item.facts[context.resultName ?? stage] = .object(fact)
+            return .proceed
+        }
+        MediaStageSupport.finish(
+            item, with: outputPath, probe: done.after, stats: stats, fact: fact, stage: stage, context: context)
+        return .proceed
+    }
 }

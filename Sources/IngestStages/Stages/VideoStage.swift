@@ -11,7 +11,7 @@ import IngestTemplates
 /// extra pass over every frame, and a remux and a transcode of the same clip agree). `max_width`/`max_height`
 /// apply to the displayed orientation, so a portrait clip recorded 1920×1080 with a 90° matrix is limited as
 /// 1080×1920.
-package struct VideoStage: Stage {
+package struct VideoStage: FramePassStage {
     package enum Container: String, OptionEnum, Sendable {
         case mp4, mov
     }
@@ -37,6 +37,8 @@ package struct VideoStage: Stage {
         package var audioBitrate = BitRate(bitsPerSecond: 128_000)
         package var onDecodeError = DecodeErrorPolicy.fail
         package var fit: FitOptions?
+        /// A named output made beside the file (a proxy) instead of replacing it.
+        package var output: String?
         package init() {}
 
         package static var fields: [OptionField<Options>] {
@@ -77,6 +79,10 @@ package struct VideoStage: Stage {
                     doc:
                         "`{max_bytes: 100MB}`: land the output at or under the limit — passed through when it fits, else x264 two-pass at the bit rate the duration allows, the picture stepped down (2160p → 1080p → 720p → 540p → 360p) below 0.05 bits per pixel; `cannot_fit` when even 360p cannot.",
                     default: "none"),
+                    "output", \.output,
+                    doc:
+                        "Make the video as a named output beside the file (a proxy: `output: proxy`) instead of replacing the file.",
+                    default: "none (the video replaces the file)"),
             ]
         }
 
@@ -84,6 +90,7 @@ package struct VideoStage: Stage {
             if fit != nil, mode == .remux {
                 throw node.error("fit needs mode auto or transcode: remux copies the streams and cannot lower the size")
             }
+            if let output { try OutputName.check(output, at: node) }
             if let maxWidth, maxWidth < 16 { throw node.error("max_width must be at least 16") }
             if let maxHeight, maxHeight < 16 { throw node.error("max_height must be at least 16") }
             if !(0...51).contains(crf) { throw node.error("crf must be 0…51, found \(crf)") }
@@ -114,8 +121,31 @@ package struct VideoStage: Stage {
     package init(options: Options) throws { self.options = options }
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        if options.output != nil { return try runAlone(item, context: context) }
+        if let maxBytes = options.fit?.maxBytes.bytes { return try runFit(item, maxBytes: maxBytes, context: context) }
         let stage = Self.name
         let before = try context.probe(item, stage: stage)
+        let job = try job(for: before)
+        let outputPath = try MediaStageSupport.outputPath(
+            for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
+        let (stats, after) = try MediaStageSupport.transcode(
+            item, probe: before, to: outputPath, stage: stage, context: context, plan: job.plan)
+        let fact = self.fact(job, before: before, after: after, stats: stats, path: outputPath)
+        MediaStageSupport.finish(
+            item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
+        return .proceed
+    }
+
+    /// What the transcode of one file does with each stream.
+    struct Job {
+        var copy: (video: Bool, audio: Bool)
+        var hasAudio: Bool
+        var plan: (MediaInput) -> TranscodePlan
+    }
+
+    /// The streams of `before` and what becomes of each, within the limits.
+    func job(for before: ProbeResult) throws -> Job {
+        let stage = Self.name
         guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {
             throw ItemFailed(
                 stage: stage, rule: .unsupported, message: "content is \(before.content.displayName), not a movie",
@@ -132,50 +162,39 @@ package struct VideoStage: Stage {
             width: width, height: height, maxWidth: options.maxWidth, maxHeight: options.maxHeight,
             swapped: quarterTurn)
         let copy = streamsToCopy(video: video, audio: audio, fitsSize: target.width == width && target.height == height)
-        let outputPath = try MediaStageSupport.outputPath(
-            for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
-        let done: Encoded
-        if let maxBytes = options.fit?.maxBytes.bytes {
-            done = try runFitted(
-                item, before: before, streams: (video, audio), target: target, swapped: quarterTurn, copy: copy,
-                to: outputPath, maxBytes: maxBytes, context: context)
-        } else {
-            let videoPlan: VideoPlan =
-                copy.video ? .copy : videoEncoding(video, width: target.width, height: target.height)
-            let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
-            let (stats, after) = try MediaStageSupport.transcode(
-                item, probe: before, to: outputPath, stage: stage, context: context
-            ) { input in transcodePlan(input, video: (video.index, videoPlan), audio: audioPlan) }
-            done = Encoded(stats: stats, after: after, videoCopied: copy.video, audioCopied: copy.audio)
+        let videoPlan: VideoPlan = copy.video ? .copy : videoEncoding(video, width: target.width, height: target.height)
+        let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
+        let options = options
+        return Job(copy: copy, hasAudio: audio != nil) { input in
+            TranscodePlan(
+                container: options.container == .mov ? .mov : .mp4, faststart: true, video: (video.index, videoPlan),
+                audio: audioPlan, skipDecodeErrors: options.onDecodeError == .skip,
+                metadata: MediaStageSupport.carriedMetadata(input))
         }
-        let stats = done.stats
-        let passedThrough = done.outputPath == item.artifact
+    }
 
+    /// The stage's fact: what was copied or encoded, before and after.
+    func fact(_ job: Job, before: ProbeResult, after: ProbeResult, stats: TranscodeStats, path outputPath: String)
+        -> JSONObject
+    {
+        let copy = job.copy
         var fact = JSONObject()
-        fact["path"] = .string(passedThrough ? item.artifact : outputPath)
-        fact["action"] = .string(
-            passedThrough ? "passed_through" : done.videoCopied && done.audioCopied ? "remuxed" : "transcoded")
-        fact["video"] = .string(done.videoCopied ? "copied" : "encoded")
-        fact["audio"] = .string(audio == nil ? "none" : done.audioCopied ? "copied" : "encoded")
+        fact["path"] = .string(outputPath)
+        fact["action"] = .string(copy.video && copy.audio ? "remuxed" : "transcoded")
+        fact["video"] = .string(copy.video ? "copied" : "encoded")
+        fact["audio"] = .string(!job.hasAudio ? "none" : copy.audio ? "copied" : "encoded")
         fact["rotation"] = .string("kept as display matrix")
         fact["before"] = MediaStageSupport.describe(before)
-        fact["after"] = MediaStageSupport.describe(done.after)
-        if !done.videoCopied {
-            fact["crf"] = options.bitrate == nil && done.fit == nil ? .int(Int64(options.crf)) : .null
+        fact["after"] = MediaStageSupport.describe(after)
+        if !copy.video {
+            fact["crf"] = options.bitrate == nil ? .int(Int64(options.crf)) : .null
             fact["preset"] = .string(options.preset)
             fact["frames_encoded"] = .int(Int64(stats.videoFramesEncoded))
             fact["frames_dropped"] = .int(Int64(stats.videoFramesDropped))
         } else {
             fact["packets_copied"] = .int(Int64(stats.packetsCopied))
         }
-        if let fit = done.fit { fact["fit"] = .object(fit) }
-        if passedThrough {
-            item.facts[context.resultName ?? stage] = .object(fact)
-            return .proceed
-        }
-        MediaStageSupport.finish(
-            item, with: outputPath, probe: done.after, stats: stats, fact: fact, stage: stage, context: context)
-        return .proceed
+        return fact
     }
 
     /// Which streams are copied as they are: all of them for `remux`, none for `transcode`; for `auto` the ones

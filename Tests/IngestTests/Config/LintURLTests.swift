@@ -27,7 +27,9 @@ import Testing
                   verify: { url: "https://{{env.HOST}}/read/{{ticket.id}}" }
 
             """)
-        let result = try runCommand(ingest, ["lint", file], environment: ["PATH": Self.path])
+        // HOST set: {{env.HOST}} unset would be a warning of its own (LintEnvironmentTests).
+        let environment = ["PATH": Self.path, "HOST": "api.test"]
+        let result = try runCommand(ingest, ["lint", file], environment: environment)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let expected = [
             "\(file):5:32: note: {{file.path}} is in the URL's path: percent-encoded, '/' kept as a separator",
@@ -47,7 +49,7 @@ import Testing
         for (line, start) in zip(lines, expected) { #expect(line.hasPrefix(start), "\(line)\nexpected: \(start)") }
         #expect(lines.last == "\(file): ok")
         // Notes are not warnings: --strict still passes.
-        #expect(try runCommand(ingest, ["lint", "--strict", file], environment: ["PATH": Self.path]).status == 0)
+        #expect(try runCommand(ingest, ["lint", "--strict", file], environment: environment).status == 0)
     }
 
     /// `ingest lint pipelines/*.yml`: the shipped test files are test files, and lint clean.

@@ -39,11 +39,37 @@ import Testing
         try Self.check("pipeline-reference", in: "docs/pipeline-reference.md", expected: Pipeline.markdownReference)
     }
 
+    /// The names under `SUBCOMMANDS:` of `ingest WORDS --help`, in its order (`(default)` dropped).
+    static func subcommands(_ words: [String]) throws -> [String] {
+        let help = try runCommand(TestPaths.ingest, words + ["--help"], environment: ["COLUMNS": "100"])
+        guard let start = help.stdout.range(of: "SUBCOMMANDS:\n") else { return [] }
+        return help.stdout[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
+            .prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            .compactMap { line in
+                line.hasPrefix("  ") && !line.hasPrefix("   ") ? line.split(separator: " ").first : nil
+            }
+            .map(String.init)
+    }
+
+    /// Every command `ingest --help` lists (a group's as `presign put`), so a new command gets its section.
+    static func commands() throws -> [String] {
+        try subcommands([]).filter { $0 != "help" }.flatMap { name in
+            let nested = try subcommands([name])
+            return nested.isEmpty ? [name] : nested.map { "\(name) \($0)" }
+        }
+    }
+
     @Test func cliReference() throws {
         var expected = ""
-        for command in [
-            "run", "validate", "probe", "lint", "schema", "presign put", "presign post", "status", "report", "test",
-        ] {
+        let commands = try Self.commands()
+        #expect(commands.contains("watch") && commands.contains("presign put"), "\(commands)")
+        let document = try String(contentsOfFile: TestPaths.root + "/docs/command-line.md", encoding: .utf8)
+        let listed = document.components(separatedBy: "\n\n").first { $0.hasPrefix("The commands are ") } ?? ""
+        for command in commands {
+            let word = String(command.prefix { $0 != " " })
+            #expect(listed.contains("`\(word)"), "docs/command-line.md's first paragraph does not name `\(word)`")
+        }
+        for command in commands {
             let words = command.split(separator: " ").map(String.init)
             let help = try runCommand(TestPaths.ingest, words + ["--help"], environment: ["COLUMNS": "100"])
             #expect(help.status == 0)

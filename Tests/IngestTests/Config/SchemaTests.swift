@@ -167,7 +167,7 @@ import Testing
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, schemaPath] + files
+        process.arguments = [TestVenv.python, "-c", script, schemaPath] + files
         let output = Pipe()
         let errorOutput = Pipe()
         process.standardOutput = output
@@ -179,7 +179,7 @@ import Testing
         let stderr = String(decoding: errorData, as: UTF8.self)
         try #require(
             process.terminationStatus == 0,
-            "python3 with PyYAML and jsonschema is needed (pip install pyyaml jsonschema): \(stderr)")
+            "python3 with PyYAML and jsonschema is needed (make test-deps): \(stderr)")
         var results: [String: String] = [:]
         for line in String(decoding: outputData, as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: "\t", maxSplits: 1)

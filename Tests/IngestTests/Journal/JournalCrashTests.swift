@@ -49,7 +49,7 @@ import Testing
         let all = FileManager.default.enumerator(atPath: work)?.allObjects as? [String] ?? []
         return all.filter { name in
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: work + "/" + name, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: work + "/" + name, isDirectory: &isDirectory)
             return !isDirectory.boolValue && name != WorkFolder.marker
         }
     }

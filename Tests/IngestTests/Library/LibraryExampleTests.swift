@@ -16,9 +16,49 @@ import Testing
 
     @Test func documentShowsTheCompiledExample() throws {
         let document = try String(contentsOfFile: TestPaths.root + "/docs/library.md", encoding: .utf8)
-        let start = try #require(document.range(of: "```swift\n"))
+        let start = try #require(document.range(of: "```swift\nimport Foundation\nimport Ingest\n"))
         let end = try #require(document.range(of: "```", range: start.upperBound..<document.endIndex))
-        #expect(String(document[start.upperBound..<end.lowerBound]) == (try Self.example()))
+        #expect(
+            "import Foundation\nimport Ingest\n" + String(document[start.upperBound..<end.lowerBound])
+                == (try Self.example()))
+    }
+
+    /// The page starts with the `Package.swift` an embedder writes: read by SwiftPM (`swift package
+    /// dump-package`), it asks for this package's tools version and platform and depends on its library product by
+    /// the package's name.
+    @Test func documentStartsWithThePackageLinesAnEmbedderAdds() throws {
+        let document = try String(contentsOfFile: TestPaths.root + "/docs/library.md", encoding: .utf8)
+        let section = try #require(ReadmeTests.section("embedder-package", in: document))
+        #expect(
+            document.range(of: "<!-- BEGIN embedder-package -->")!.lowerBound
+                < document.range(of: "import Ingest")!.lowerBound)
+        let manifest = try #require(
+            section.components(separatedBy: "```swift\n").last?.components(separatedBy: "```").first)
+        let ours = try String(contentsOfFile: TestPaths.root + "/Package.swift", encoding: .utf8)
+        let toolsVersion = try #require(ours.split(separator: "\n").first)
+        #expect(
+            manifest.hasPrefix(toolsVersion + "\n"), "docs/library.md: the manifest must start with \(toolsVersion)")
+        for declared in [#"name: "ingest","#, #".library(name: "Ingest""#, ".macOS(.v15)"] {
+            #expect(ours.contains(declared), "Package.swift no longer declares \(declared): update docs/library.md")
+        }
+        let folder = try TemporaryFolder("embedder")
+        defer { folder.remove() }
+        _ = try folder.file("my-tool/Package.swift", manifest)
+        _ = try folder.file("my-tool/Sources/my-tool/main.swift", "import Ingest\n")
+        let dumped = try runCommand(
+            "/usr/bin/env", ["swift", "package", "dump-package", "--package-path", folder.path + "/my-tool"])
+        #expect(dumped.status == 0, "\(dumped.stderr)")
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(dumped.stdout.utf8)) as? [String: Any], "\(dumped.stdout)")
+        let platforms = (json["platforms"] as? [[String: Any]])?.map {
+            "\($0["platformName"] ?? "") \($0["version"] ?? "")"
+        }
+        #expect(platforms == ["macos 15.0"], "\(json["platforms"] ?? "")")
+        let target = try #require((json["targets"] as? [[String: Any]])?.first)
+        let product = "\(target["dependencies"] ?? "")"
+        #expect(product.contains("Ingest") && product.contains("ingest"), "\(product)")
+        let dependency = "\(json["dependencies"] ?? "")"
+        #expect(dependency.contains("../ingest") || dependency.contains("/ingest"), "\(dependency)")
     }
 
     @Test func exampleRunsAPipelineAndPresigns() throws {

@@ -61,7 +61,7 @@ import Testing
         }
         try change(input)
         let changedSHA256 = try sha256sum(input)
-        FileManager.default.createFile(atPath: gate, contents: nil)
+        _ = FileManager.default.createFile(atPath: gate, contents: nil)
         process.waitUntilExit()
         try #require(gated, "the run never asked for its ticket")
         let arrived = (try backend.state()["arrived"] as? [Any])?.count ?? -1

@@ -26,7 +26,7 @@ import Testing
         let folder = try TemporaryFolder("walk-sigint")
         defer { folder.remove() }
         let levels = 40
-        for level in 0..<levels { try folder.folder("tree/d\(level)") }
+        for level in 0..<levels { _ = try folder.folder("tree/d\(level)") }
         for level in 0..<(levels - 1) {
             for link in ["x", "y"] {
                 try FileManager.default.createSymbolicLink(

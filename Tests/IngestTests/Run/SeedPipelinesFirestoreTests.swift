@@ -165,6 +165,10 @@ import Testing
         #expect(
             result.stdout.contains("(the ID token was refused: a Firebase ID token expires an hour after it is issued"),
             "\(result.stdout)")
+        // Issue #29 §5: the variable the Authorization header reads, by name.
+        #expect(
+            result.stdout.contains("put a fresh one in FIREBASE_TOKEN (the variable the Authorization header reads)"),
+            "\(result.stdout)")
         #expect(!(result.stdout + result.stderr).contains(expired))
         #expect(try Self.jobs(backend).isEmpty)
     }

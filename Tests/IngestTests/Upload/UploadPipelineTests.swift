@@ -377,7 +377,7 @@ import Testing
         defer { folder.remove() }
         let source = try writeRandomFile(folder.path + "/in/cam1/clip.mov", size: 600_000)
         let outside = try folder.folder("outside")
-        try folder.folder("dest")
+        _ = try folder.folder("dest")
         try FileManager.default.createSymbolicLink(atPath: folder.path + "/dest/escape", withDestinationPath: outside)
         let pipeline = """
             version: 1

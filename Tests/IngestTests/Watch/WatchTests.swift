@@ -26,7 +26,7 @@ import Testing
     func writeSlowly(_ bytes: Data, to path: String, chunks: Int, pause: Double, check: (Int) -> Void = { _ in })
         throws
     {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         let size = (bytes.count + chunks - 1) / chunks
         for index in 0..<chunks {
@@ -112,7 +112,7 @@ import Testing
                     .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 16384
         kill(watch.process.processIdentifier, SIGSTOP)
         let flood = [folder.path + "/in/.flood-a", folder.path + "/in/.flood-b"].map { path -> FileHandle in
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             return FileHandle(forWritingAtPath: path)!
         }
         // Alternating between two files: the kernel merges only an event identical to the last one queued.

@@ -22,6 +22,7 @@ enum HTMLCard {
         line += htmlEscape(details)
         if let pipeline = report.pipeline { line += " <i>[pipeline \(htmlEscape(pipeline))]</i>" }
         html += "<p class=\"line\">\(line)</p>"
+        html += outputsLine(report)
         if !report.failures.isEmpty {
             html += "<ul class=\"rules\">"
             for failure in report.failures {

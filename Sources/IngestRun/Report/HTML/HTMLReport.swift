@@ -34,7 +34,7 @@ final class HTMLReportWriter: ReportWriter {
         let bytes = status.flatMap { $0.kind == .regular ? $0.size : nil }
         var stages: [String] = []
         for stage in summary.add(report, bytes: bytes) where !stages.contains(stage) { stages.append(stage) }
-        let shown = status == nil ? .none("not found") : preview(report.path)
+        let shown = report.poster?.preview ?? (status == nil ? .none("not found") : preview(report.path))
         var source: String?
         if case .picture(let jpeg, _, _, _) = shown { source = try thumbnails.add(jpeg) }
         let card = HTMLCard.html(report, preview: shown, stages: stages, imageSource: source)

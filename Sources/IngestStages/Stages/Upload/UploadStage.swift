@@ -37,6 +37,8 @@ package struct UploadStage: Stage {
         package var network = NetworkOptions()
         package var s3 = S3UploadOptions()
         package var tus = TusUploadOptions()
+        /// Sends the named output (a poster, a proxy) instead of the file.
+        package var output: String?
         package init() {}
 
         package static var fields: [OptionField<Options>] {
@@ -78,6 +80,12 @@ package struct UploadStage: Stage {
                         "A 403 saying the signed URL or policy expired: `renew` (run the ticket request again, once) or `fail`.",
                     default: "renew"),
                 OptionField(
+                    "output", \.output,
+                    doc:
+                        "Send the named output an earlier stage made (`poster`, `proxy`) instead of the file; its key "
+                        + "defaults to `{{outputs.NAME.path}}` (`day1/clip.poster.jpg`).",
+                    default: "the file"),
+                OptionField(
                     "timeout", \.network.timeout, range: DurationValue.timeoutRange,
                     doc:
                         "Limit for one attempt (one request; for `s3` multipart, one part), answer included. None by "
@@ -88,6 +96,7 @@ package struct UploadStage: Stage {
 
         package func validate(at node: ConfigNode) throws {
             try network.validate(at: node)
+            if let output { try OutputName.check(output, at: node) }
             switch method {
             case .put, .s3Post, .tus:
                 if url == nil { throw node.error("method \(method.rawValue) needs 'url'") }
@@ -129,6 +138,8 @@ package struct UploadStage: Stage {
     let method: any UploadMethod
 
     package init(options: Options) throws {
+        var options = options
+        if let output = options.output, options.key == nil { options.key = try Template("{{outputs.\(output).path}}") }
         self.options = options
         let limiter = options.network.rate.map(RateLimiter.init(rate:))
         switch options.method {
@@ -143,8 +154,13 @@ package struct UploadStage: Stage {
     package func checkReadyToRun() throws { try method.checkReadyToRun() }
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
-        try method.upload(item, scope: TemplateScope(item: item, context: context, stage: Self.name), context: context)
+        if let output = options.output { return try uploadOutput(output, of: item, context: context) }
+        return try method.upload(
+            item, scope: TemplateScope(item: item, context: context, stage: Self.name), context: context)
     }
+
+    /// The output an `upload` with `output:` sends; nil for the file.
+    package var outputName: String? { options.output }
 
     /// Whether sending the file should hash it on the way: only when the journal will record the original's hash
     /// and nothing has taken it yet (a dedupe key, a `{{sha256}}` rendered earlier, the journal's last run). With

@@ -14,8 +14,11 @@ struct TusSession {
     let endpoint: String
     /// The whole file as validated; each PATCH sends a slice of it, pinned to the same identity.
     let file: HTTPBody.FileSlice
+    /// The pipeline's `headers`, rendered: configured for the creation endpoint's origin (`origins`).
     let headers: [(name: String, value: String)]
     let metadata: [(String, String)]
+    /// Where `headers` may go: the upload URL the server hands back may name another origin.
+    let origins: OriginRule
 
     private(set) var capabilities = TusCapabilities()
     private(set) var uploadURL: String?
@@ -39,6 +42,7 @@ struct TusSession {
         self.file = file
         self.headers = headers
         self.metadata = metadata
+        origins = OriginRule(configuredFor: endpoint, allowing: options.network.allowOrigins)
     }
 
     /// Uploads the file and returns the `as:` result once the server's offset equals its length.
@@ -79,7 +83,7 @@ struct TusSession {
     /// The upload the journal holds for this file when the server still has it (its offset), else a new one.
     private mutating func resumeOrCreate() throws -> Int64 {
         if let entry = TusJournalEntry.read(context.journal, key: journalKey) {
-            uploadURL = entry.url
+            adopt(entry.url, from: "the journaled upload URL")
             if entry.size == file.size, entry.modified == file.modified {
                 if let offset = try head(allowGone: true) {
                     context.logger?.info("tus: resuming \(Redaction.url(entry.url)) at byte \(offset)")
@@ -103,9 +107,11 @@ struct TusSession {
 
     // MARK: - Requests
 
+    /// The configured headers go only where `origins` permits (the creation endpoint's origin, or `allow_origins`).
     private func request(_ method: String, _ url: String, extra: [(name: String, value: String)] = []) -> HTTPRequest {
         var request = HTTPRequest(
-            method: method, url: url, headers: headers + [("Tus-Resumable", TusHeaders.version)] + extra)
+            method: method, url: url,
+            headers: origins.headers(headers, for: url) + [("Tus-Resumable", TusHeaders.version)] + extra)
         request.maxResponseBytes = 64 * 1024
         options.network.apply(to: &request)
         return request
@@ -114,7 +120,25 @@ struct TusSession {
     private func makeExchange() -> Exchange {
         Exchange(
             stage: UploadStage.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
-            logger: context.logger, timings: context.timings)
+            logger: context.logger, timings: context.timings, clock: context.settings.clock)
+    }
+
+    /// Takes `url` as the upload's; says (`-v`) when its origin does not get the configured headers.
+    private mutating func adopt(_ url: String, from what: String) {
+        uploadURL = url
+        guard !headers.isEmpty, !origins.permits(url) else { return }
+        let names = headers.map(\.name)
+        let said = origins.withheld(names, requests: "PATCH, HEAD and DELETE", url: url, handedBackBy: what)
+        context.logger?.info(
+            "tus: \(said)",
+            metadata: ["url": .string(Redaction.url(url)), "withheld": .string(names.joined(separator: ","))])
+    }
+
+    /// ` (Authorization was withheld: …)` after a 401 or 403 from an origin the configured headers do not go to.
+    fileprivate func withheldHint(_ url: String, status: Int) -> String {
+        guard [401, 403].contains(status), !headers.isEmpty, !origins.permits(url) else { return "" }
+        return " (\(headers.map(\.name).joined(separator: ", ")) not sent: the upload URL is on another origin, "
+            + "\(Origin(of: url)), than url's; allow_origins names origins that get the headers)"
     }
 
     /// `OPTIONS` on the creation endpoint; a server that does not answer it is taken as core protocol only.
@@ -142,7 +166,7 @@ struct TusSession {
         guard let location = response.header("Location"),
             let url = TusHeaders.uploadURL(location: location, creation: endpoint)
         else { throw fail(.response, "POST \(Redaction.url(endpoint)) answered 201 without a usable Location") }
-        uploadURL = url
+        adopt(url, from: "the creation answer's Location")
         do {
             try TusJournalEntry(url: url, size: file.size, modified: file.modified)
                 .write(context.journal, key: journalKey)
@@ -160,7 +184,10 @@ struct TusSession {
         let status = outcome.response.status
         if [404, 410, 403].contains(status) {
             if allowGone { return nil }
-            throw fail(.status, "HEAD \(Redaction.url(url)) answered \(ServerMessage.statusLine(status))")
+            throw fail(
+                .status,
+                "HEAD \(Redaction.url(url)) answered \(ServerMessage.statusLine(status))"
+                    + withheldHint(url, status: status))
         }
         guard (200..<300).contains(status) else { throw refusal("HEAD", url, outcome, expected: "200 or 204") }
         guard let offset = TusHeaders.offset(outcome.response), offset <= file.size else {
@@ -241,7 +268,7 @@ extension TusSession {
         return ItemFailed(
             stage: UploadStage.name, rule: .status,
             message: "\(method) \(Redaction.url(url)) answered \(ServerMessage.statusLine(response.status))"
-                + "\(attempts)\(said)",
+                + "\(attempts)\(said)\(withheldHint(url, status: response.status))",
             expected: expected, actual: String(response.status))
     }
 }

@@ -1,0 +1,115 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The clock every wait reads and sleeps on (a retry's backoff, `Retry-After`, a `rate` slot, a poll's interval),
+/// so that a stage's deadline is measured on the same clock its waits run on, and so that tests drive time
+/// (`ManualClock`) instead of sleeping. A run has one (`RunSettings.clock`); mixing two in one run mixes scales.
+package protocol WaitClock: Sendable {
+    /// Seconds on a scale that only moves forward (not the wall clock, which NTP may step): for deadlines and
+    /// elapsed times.
+    var now: Double { get }
+    /// The wall-clock date, for what is stated as one (an HTTP date in `Retry-After`).
+    var date: Date { get }
+    /// Blocks the calling thread for `seconds` (a worker's thread, not a core); returns false as soon as
+    /// `cancellation` stops the run.
+    func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool
+}
+
+extension WaitClock {
+    /// Sleeps until `instant` on this clock's scale (at once when it has passed); false when the run was cancelled.
+    package func sleep(until instant: Double, cancellation: RunCancellation?) -> Bool {
+        let seconds = instant - now
+        guard seconds > 0 else { return cancellation?.isCancelled != true }
+        return sleep(seconds, cancellation: cancellation)
+    }
+}
+
+/// The real clock: the monotonic uptime and real sleeps (cut short by a cancelled run).
+package struct SystemClock: WaitClock {
+    package init() {}
+
+    package var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    package var date: Date { Date() }
+
+    package func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool {
+        guard seconds > 0 else { return cancellation?.isCancelled != true }
+        if let cancellation { return cancellation.sleep(seconds) }
+        Thread.sleep(forTimeInterval: seconds)
+        return true
+    }
+}
+
+/// A clock that tests drive: a sleep returns at once and moves the clock on by its length (recorded in
+/// `sleeps`), so a test of a 60 s `Retry-After` or an hour's `rate` wait runs in no time and can say exactly how
+/// long the code waited. Time moves only by sleeps and `advance(by:)`; several threads sleeping add up.
+package final class ManualClock: WaitClock {
+    private struct State {
+        var now: Double
+        var date: Date
+        var sleeps: [Double] = []
+    }
+    private let state: Mutex<State>
+
+    package init(date: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        state = Mutex(State(now: 1000, date: date))
+    }
+
+    package var now: Double { state.withLock { $0.now } }
+    package var date: Date { state.withLock { $0.date } }
+    /// Every sleep asked of the clock, in order, in seconds.
+    package var sleeps: [Double] { state.withLock { $0.sleeps } }
+    /// The seconds slept in all.
+    package var slept: Double { sleeps.reduce(0, +) }
+
+    package func advance(by seconds: Double) {
+        state.withLock {
+            $0.now += seconds
+            $0.date.addTimeInterval(seconds)
+        }
+    }
+
+    package func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool {
+        if cancellation?.isCancelled == true { return false }
+        state.withLock { $0.sleeps.append(max(0, seconds)) }
+        advance(by: max(0, seconds))
+        return true
+    }
+}
+
+/// A stage's own limit on the time one file spends in it (a poll's `timeout`): every wait inside the stage —
+/// retries' backoff, `Retry-After`, a `rate` slot, the answer to a request — ends by it. A wait that would pass
+/// it ends at it, and the file fails by the stage's timeout rule, naming what it was waiting for.
+package struct StageDeadline: Sendable {
+    /// The instant on the run's clock (`WaitClock.now`).
+    package var instant: Double
+    /// When the stage began (on the same clock), for "gave up after 6 s".
+    package var began: Double
+    /// How the pipeline names the limit, for the message (`timeout 6s`).
+    package var name: String
+
+    package init(began: Double, limit: Double, name: String) {
+        self.began = began
+        instant = began + limit
+        self.name = name
+    }
+
+    /// Seconds left at `now` (0 once passed).
+    package func remaining(at now: Double) -> Double { max(0, instant - now) }
+
+    /// Whether a wait of `seconds` from `now` would pass the deadline.
+    package func passed(by seconds: Double, at now: Double) -> Bool { now + seconds > instant }
+
+    /// `gave up after 6 s (timeout 6s); ` + `what` — the message of the stage's timeout rule.
+    package func gaveUp(at now: Double, waitingFor what: String) -> String {
+        "gave up after \(JSONValue.format((now - began).rounded(toPlaces: 1))) s (\(name)); \(what)"
+    }
+}
+
+extension Double {
+    fileprivate func rounded(toPlaces places: Int) -> Double {
+        let factor = pow(10, Double(places))
+        return (self * factor).rounded() / factor
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import IngestCore
+import IngestNative
+import IngestTemplates
+
+/// `thumbnails`: a sheet of `count` frames spread over the video, in a grid of tiles the size of the HTML report's
+/// cards, as a named JPEG output beside the file. Shares one decode pass with `poster` and `video … output:`.
+package struct ThumbnailsStage: FramePassStage {
+    package struct Options: StageOptions, Sendable {
+        package var output = "sheet"
+        package var count = 12
+        package var columns: Int?
+        package var quality = JpegStage.Quality(libjpeg: 80)
+        package init() {}
+
+        package static var fields: [OptionField<Options>] {
+            [
+                OptionField(
+                    "output", \.output, doc: "Name of the output (`upload: { output: sheet }`).", default: "sheet"),
+                OptionField("count", \.count, range: 1...100, doc: "Frames on the sheet, 1…100.", default: "12"),
+                OptionField(
+                    "columns", \.columns, range: 1...100, doc: "Tiles per row.",
+                    default: "as square as the count allows"),
+                OptionField(
+                    "quality", \.quality, doc: "JPEG quality, 0.01…1 or 1…100 (as the jpeg stage).", default: "80"),
+            ]
+        }
+
+        package func validate(at node: ConfigNode) throws {
+            try OutputName.check(output, at: node)
+            if !(1...100).contains(count) { throw node.error("count must be 1…100, found \(count)") }
+        }
+    }
+
+    package static let name = "thumbnails"
+    package static let summary = "Adds a thumbnail sheet (JPEG grid of frames spread over the video) as a named output."
+    package static let writesWorkFiles = true
+
+    let options: Options
+    package init(options: Options) throws { self.options = options }
+
+    package var joinsFramePass: Bool { true }
+
+    package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
+        try runAlone(item, context: context)
+    }
+
+    package func framePart(_ item: Item, context: StageContext) throws -> FramePart? {
+        let stage = Self.name
+        if ItemOutputs.deliveredEarlier(item, name: options.output, context: context) { return nil }
+        let (probe, video) = try FramePass.videoStream(item, stage: stage, context: context)
+        guard let duration = probe.duration ?? video.duration, duration > 0 else {
+            throw ItemFailed(stage: stage, rule: .corrupt, message: "the video has no duration to spread frames over")
+        }
+        let builder = SheetBuilder(
+            SheetBuilder.Settings(
+                count: options.count, columns: options.columns, quality: options.quality.libjpeg,
+                rotation: video.rotation ?? 0),
+            duration: duration)
+        let path = ItemOutputs.workPath(for: item, stage: stage, fileExtension: "jpg", context: context)
+        return FramePart(stage: stage, tap: builder, proxy: nil) { counts in
+            guard let sheet = try builder.sheet() else {
+                throw ItemFailed(stage: stage, rule: .corrupt, message: "no video frame could be decoded for the sheet")
+            }
+            try FramePass.write(sheet.jpeg, to: path, stage: stage)
+            let details: JSONObject = [
+                "width": .int(Int64(sheet.width)), "height": .int(Int64(sheet.height)),
+                "tiles": .int(Int64(sheet.tiles)), "columns": .int(Int64(sheet.columns)),
+            ]
+            ItemOutputs.record(
+                item, name: options.output, workPath: path, format: "jpeg", details: details, stage: stage)
+            var fact = details
+            fact["output"] = .string(options.output)
+            fact["pass"] = FramePass.describe(counts)
+            item.facts[context.resultName ?? stage] = .object(fact)
+        }
+    }
+}

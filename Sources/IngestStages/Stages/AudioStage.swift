@@ -36,6 +36,7 @@ package struct AudioStage: Stage {
                     doc:
                         "`{max_bytes: 25MB}`: land the .m4a at or under the limit — passed through when it fits, else `bitrate` or, when the duration needs it, the lower rate the limit allows; `cannot_fit` below 16 kbit/s per channel.",
                     default: "none"),
+                OptionField(
                     "output", \.output,
                     doc: "Make the audio as a named output beside the file instead of replacing the file.",
                     default: "none (the audio replaces the file)"),

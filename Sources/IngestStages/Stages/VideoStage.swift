@@ -79,6 +79,7 @@ package struct VideoStage: FramePassStage {
                     doc:
                         "`{max_bytes: 100MB}`: land the output at or under the limit — passed through when it fits, else x264 two-pass at the bit rate the duration allows, the picture stepped down (2160p → 1080p → 720p → 540p → 360p) below 0.05 bits per pixel; `cannot_fit` when even 360p cannot.",
                     default: "none"),
+                OptionField(
                     "output", \.output,
                     doc:
                         "Make the video as a named output beside the file (a proxy: `output: proxy`) instead of replacing the file.",

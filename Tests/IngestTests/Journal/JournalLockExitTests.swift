@@ -95,7 +95,7 @@ import Testing
             attempts: 1_500, failure: "exiting_lock_holder.py did not hold the lock (ptrace refused?)")
         defer { fixture.stop() }
         let errors = folder.path + "/stderr.txt"
-        FileManager.default.createFile(atPath: errors, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
         let run = Process()
         run.executableURL = URL(fileURLWithPath: TestPaths.ingest)
         run.arguments = ["run", pipeline, "media", "-q", "--journal", journal, "--report", folder.path + "/r.jsonl"]

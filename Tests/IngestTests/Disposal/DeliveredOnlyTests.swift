@@ -98,6 +98,36 @@ import Testing
         #expect(Self.exists(folder, "failed/bad.txt"), "on_failure still takes failed files under run")
     }
 
+    /// Sending a poster made from the movie does not deliver the movie: `on_success: { delete: true }` keeps the
+    /// original until an upload sends the file itself (an upload with `output:` sends something else).
+    @Test func anUploadOfAnOutputDoesNotDeliverTheFile() throws {
+        let folder = try TemporaryFolder("delivered-output")
+        defer { folder.remove() }
+        try Self.inputs(folder)
+        try FileManager.default.removeItem(atPath: folder.path + "/in/photo.jpg")
+        try FileManager.default.removeItem(atPath: folder.path + "/in/bad.txt")
+        let posterOnly = """
+            version: 1
+            name: poster-only
+            on_success: { delete: true }
+            stages:
+              - poster: { output: poster }
+              - upload: { method: local, dir: dest, output: poster }
+
+            """
+        let pipeline = try folder.file("p.yml", posterOnly)
+        let result = try Self.ingest(folder, ["run", pipeline, "in", "-q", "--no-journal"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(Self.exists(folder, "dest/plain.poster.jpg"), "the poster was sent")
+        #expect(Self.exists(folder, "in/plain.mov"), "only a poster was sent, yet the movie was deleted")
+        let both = try folder.file(
+            "both.yml", posterOnly + "  - upload: { method: local, dir: sent }\n")
+        let second = try Self.ingest(folder, ["run", both, "in", "-q", "--no-journal"])
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect(Self.exists(folder, "sent/plain.mov"), "the movie itself was sent")
+        #expect(!Self.exists(folder, "in/plain.mov"), "the delivered movie stayed")
+    }
+
     /// `ingest test` rehearses: a case over a pipeline that disposes moves, deletes and creates nothing, and its
     /// report says what a run would do.
     @Test func ingestTestDisposesOfNothing() throws {

@@ -169,22 +169,10 @@ extension VideoStage {
     func runFit(_ item: Item, maxBytes: Int64, context: StageContext) throws -> StageOutcome {
         let stage = Self.name
         let before = try context.probe(item, stage: stage)
-        guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {
-            throw ItemFailed(
-                stage: stage, rule: .unsupported, message: "content is \(before.content.displayName), not a movie",
-                expected: "MOV, MP4 or MKV", actual: before.content.displayName)
-        }
-        guard let video = before.videoStreams.first, let width = video.width, let height = video.height else {
-            throw ItemFailed(stage: stage, rule: .noVideo, message: "the file has no video stream")
-        }
-        let audio = before.audioStreams.first
-
-        // Limits apply to what a viewer sees: a quarter turn swaps the coded axes.
-        let quarterTurn = Int(((video.rotation ?? 0).rounded())).quotientAndRemainder(dividingBy: 180).remainder != 0
-        let target = Self.fit(
-            width: width, height: height, maxWidth: options.maxWidth, maxHeight: options.maxHeight,
-            swapped: quarterTurn)
-        let copy = streamsToCopy(video: video, audio: audio, fitsSize: target.width == width && target.height == height)
+        let streams = try streams(of: before)
+        let (video, audio, quarterTurn, target, copy) = (
+            streams.video, streams.audio, streams.quarterTurn, streams.target, streams.copy
+        )
         let outputPath = try MediaStageSupport.outputPath(
             for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
         let done = try runFitted(

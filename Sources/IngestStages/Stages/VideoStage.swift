@@ -144,8 +144,32 @@ package struct VideoStage: FramePassStage {
         var plan: (MediaInput) -> TranscodePlan
     }
 
+    /// A movie's first video and audio streams, the picture size the limits allow and which streams are copied.
+    struct Streams {
+        var video: StreamInfo
+        var audio: StreamInfo?
+        var quarterTurn: Bool
+        var target: (width: Int, height: Int)
+        var copy: (video: Bool, audio: Bool)
+    }
+
     /// The streams of `before` and what becomes of each, within the limits.
     func job(for before: ProbeResult) throws -> Job {
+        let streams = try streams(of: before)
+        let (video, audio, target, copy) = (streams.video, streams.audio, streams.target, streams.copy)
+        let videoPlan: VideoPlan = copy.video ? .copy : videoEncoding(video, width: target.width, height: target.height)
+        let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
+        let options = options
+        return Job(copy: copy, hasAudio: audio != nil) { input in
+            TranscodePlan(
+                container: options.container == .mov ? .mov : .mp4, faststart: true, video: (video.index, videoPlan),
+                audio: audioPlan, skipDecodeErrors: options.onDecodeError == .skip,
+                metadata: MediaStageSupport.carriedMetadata(input))
+        }
+    }
+
+    /// Refuses what is not a movie with a picture; otherwise its streams and what the limits make of them.
+    func streams(of before: ProbeResult) throws -> Streams {
         let stage = Self.name
         guard [.quicktime, .mp4, .matroska, .webm].contains(before.content) else {
             throw ItemFailed(
@@ -163,15 +187,7 @@ package struct VideoStage: FramePassStage {
             width: width, height: height, maxWidth: options.maxWidth, maxHeight: options.maxHeight,
             swapped: quarterTurn)
         let copy = streamsToCopy(video: video, audio: audio, fitsSize: target.width == width && target.height == height)
-        let videoPlan: VideoPlan = copy.video ? .copy : videoEncoding(video, width: target.width, height: target.height)
-        let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
-        let options = options
-        return Job(copy: copy, hasAudio: audio != nil) { input in
-            TranscodePlan(
-                container: options.container == .mov ? .mov : .mp4, faststart: true, video: (video.index, videoPlan),
-                audio: audioPlan, skipDecodeErrors: options.onDecodeError == .skip,
-                metadata: MediaStageSupport.carriedMetadata(input))
-        }
+        return Streams(video: video, audio: audio, quarterTurn: quarterTurn, target: target, copy: copy)
     }
 
     /// The stage's fact: what was copied or encoded, before and after.

@@ -275,7 +275,7 @@ extension SeedPipelinesAudioGeo {
         #expect(pipeline.stages[1].condition?.matches(audio) == false)
         #expect(pipeline.stages[1].condition?.matches(photo) == true)
         for (options, message) in [
-            ("when: {}", "'when' needs 'extensions' or 'paths'"), ("when: { extension: [m4a] }", "unknown option"),
+            ("when: {}", "'when' needs 'extensions', 'paths' or 'enabled'"), ("when: { extension: [m4a] }", "unknown option"),
             ("when: { extensions: [] }", "empty list"),
         ] {
             let text = "version: 1\nname: w\nstages:\n  - validate: { \(options), max_bytes: 1MB }\n"

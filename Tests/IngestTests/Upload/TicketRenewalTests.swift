@@ -48,7 +48,7 @@ extension SeedPipelinesFirestore {
         let renewal = result.stderr.split(separator: "\n").filter { $0.contains("renewing the ticket") }
         #expect(renewal.count == 1, "\(result.stderr)")
         #expect(
-            renewal.first?.hasSuffix("renewing the ticket 'analysis' by running stage 6 (poll) again") == true,
+            renewal.first?.hasSuffix("renewing the ticket 'analysis' by running stage 8 (poll) again") == true,
             "\(result.stderr)")
         #expect(renewal.first?.hasPrefix("ingest: save in/shift.mov: the result URL expired (400") == true)
     }

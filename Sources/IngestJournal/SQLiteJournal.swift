@@ -1,5 +1,6 @@
 import Foundation
-import IngestNative
+import NativeSQLite
+import NativeSystem
 
 /// The batch journal: one SQLite file (`.ingest/journal.sqlite` by default, WAL mode) with a row per input file
 /// and a row per stage of it. A run reads it to skip files already done, and writes it as files go.

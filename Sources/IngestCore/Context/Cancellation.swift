@@ -1,5 +1,6 @@
 import Foundation
-import IngestNative
+import NativeCurl
+import NativeSystem
 
 /// A run asked to stop (Ctrl-C, SIGTERM): set once, never cleared. Transfers in flight that registered here are
 /// cancelled at once, backoff and rate-limit waits end early, no new file starts, and stages that see it fail their

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeCurl
 
 /// Hashes bytes as they stream past (to a server or from disk); restarts when an upload rewinds.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 import Synchronization
 
 /// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.

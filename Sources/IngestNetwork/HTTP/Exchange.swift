@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
-import IngestNative
 import Logging
+import NativeCurl
 
 /// One request with retries: exponential backoff with full jitter on connection errors, timeouts, 5xx and 429,
 /// honouring `Retry-After`; no retry on other statuses. Each attempt is a fresh transfer whose body restarts at

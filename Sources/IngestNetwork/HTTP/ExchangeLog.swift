@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
-import IngestNative
 import Logging
+import NativeCurl
 
 /// What `-v` says about each attempt of an `Exchange`: one event as the attempt ends, naming what comes next.
 extension Exchange {

@@ -1,6 +1,5 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestTemplates
 
 /// How an `s3` upload's body is signed.

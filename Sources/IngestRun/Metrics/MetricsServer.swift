@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSystem
 import Synchronization
 
 /// `--metrics-addr HOST:PORT`: an HTTP/1.0 responder on a thread of its own, answering `GET /metrics` (Prometheus

@@ -2,7 +2,6 @@ import Foundation
 import IngestConfig
 import IngestCore
 import IngestJournal
-import IngestNative
 import IngestStages
 
 /// What a file's way through the stages needs of its run, fixed for the run: handed to each `FileRun` as a value,

@@ -1,10 +1,10 @@
-import IngestTemplates
 import Foundation
 import IngestConfig
 import IngestCore
 import IngestJournal
-import IngestNative
 import IngestStages
+import IngestTemplates
+import NativeSystem
 import Synchronization
 
 /// What a journaled run does with files the journal already knows.

@@ -2,9 +2,10 @@ import Foundation
 import IngestConfig
 import IngestCore
 import IngestJournal
-import IngestNative
 import IngestStages
 import Logging
+import NativeCurl
+import NativeSystem
 import Synchronization
 
 /// Runs a pipeline over files: a walker lists them lazily, a fixed number of worker threads (the pipeline's

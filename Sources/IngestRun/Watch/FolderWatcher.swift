@@ -1,6 +1,5 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
 import Synchronization
 
 /// The thread that learns of new and changed files and tells the feed: inotify events on every watched folder (a

@@ -1,6 +1,5 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
 
 extension Runner {
     /// `ingest watch`: runs the files already in `paths` (folders), then each file that lands in them once it has

@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSystem
 import Synchronization
 
 /// What `ingest watch` hands the runner's work queue: first the files already in the folders (the same lazy walk as

@@ -1,7 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestTemplates
+import NativeCurl
+import NativeSystem
 
 /// `method: local`: an atomic copy into `dir` under the rendered `key` (a temporary file renamed into place, never a
 /// half-written file at the key); a key or a symlink that leads outside `dir` fails the file.

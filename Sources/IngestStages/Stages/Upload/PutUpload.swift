@@ -1,8 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
 
 /// `method: put`: the file as the body of a PUT to a signed URL (`{{ticket.upload_url}}`), with the sniffed (or
 /// given) Content-Type unless a header sets it.

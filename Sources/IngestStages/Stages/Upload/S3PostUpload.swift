@@ -1,8 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
 
 /// `method: s3-post`: an S3 presigned POST — the ticket's form fields in their order, then the file as the last
 /// part of a multipart/form-data body (`MultipartForm`). The POST policy is checked before a byte is sent.

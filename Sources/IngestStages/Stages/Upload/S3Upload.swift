@@ -1,8 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeSystem
 
 /// `method: s3`: a SigV4-signed upload straight into a bucket through `S3Uploader` (one PUT, or multipart above the
 /// threshold); the key, `metadata` (as `x-amz-meta-*`) and headers are rendered per file.

@@ -1,8 +1,9 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
+import NativeSystem
 
 /// What `put` and `s3-post` share: one request carrying the file to a URL that a ticket handed out, retried by
 /// `Exchange`, judged by `expect`. When the signed URL or POST policy expired it throws `TicketExpired`: the run

@@ -1,9 +1,9 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
 
 /// `upload`: sends the current file (`Item.artifact`) — streamed from disk in 256 KiB chunks with an exact
 /// Content-Length, never read whole — to a signed URL (`put`), an S3 presigned POST form (`s3-post`), or a local

@@ -1,7 +1,8 @@
-import IngestCore
 import Crypto
 import Foundation
-import IngestNative
+import IngestCore
+import NativeCurl
+import NativeSystem
 
 /// The `upload` options only `method: tus` reads.
 package struct TusUploadOptions: Sendable {

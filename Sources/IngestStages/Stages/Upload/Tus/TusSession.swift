@@ -1,8 +1,8 @@
+import Foundation
 import IngestCore
 import IngestJournal
 import IngestNetwork
-import Foundation
-import IngestNative
+import NativeCurl
 
 /// One file's tus upload: the requests of `TusUpload`, the upload URL and the offset the server confirmed.
 struct TusSession {

@@ -1,8 +1,8 @@
+import Foundation
 import IngestCore
 import IngestNetwork
 import IngestTemplates
-import Foundation
-import IngestNative
+import NativeCurl
 
 /// `method: tus`: a resumable upload by the tus 1.0 protocol (tus.io). `OPTIONS` tells what the server speaks; a
 /// `POST` to `url` creates the upload (`Upload-Length`, `Upload-Metadata` with filename and filetype), whose URL

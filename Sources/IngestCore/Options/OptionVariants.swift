@@ -96,9 +96,8 @@ package struct OptionVariants<Value>: Sendable {
             if takers.isEmpty {
                 errors.append(OptionsLevel.options.unknown(name, known: common + variant.fieldNames))
             } else {
-                let which = takers.count == 1 ? "\(key) \(takers[0])" : "\(key)s \(Self.listed(takers))"
-                errors.append(
-                    name.error("'\(text)' is not used by \(key) \(variant.tag); only \(which) \(takers.count == 1 ? "takes" : "take") it"))
+                let which = takers.count == 1 ? "\(key) \(takers[0]) takes" : "\(key)s \(Self.listed(takers)) take"
+                errors.append(name.error("'\(text)' is not used by \(key) \(variant.tag); only \(which) it"))
             }
             return nil
         }
@@ -129,7 +128,8 @@ extension OptionVariants {
             let doc = said(takers.map { ($0.tag, $0.doc.doc) }, prefixed: true)
             let defaults = takers.map { ($0.tag, $0.doc.required ? "required" : $0.doc.defaultText ?? "none") }
             let defaultText =
-                takers.allSatisfy { $0.doc.defaultText == nil && !$0.doc.required } ? nil : said(defaults, period: false)
+                takers.allSatisfy { $0.doc.defaultText == nil && !$0.doc.required }
+                ? nil : said(defaults, period: false)
             return OptionDoc(
                 name: name, doc: doc, required: false, defaultText: defaultText, schema: takers[0].doc.schema)
         }
@@ -151,7 +151,8 @@ extension OptionVariants {
             let text = group.text.hasSuffix(".") ? String(group.text.dropLast()) : group.text
             return "\(naming(group.tags)): \(text)"
         }
-        return parts.joined(separator: "; ") + (period && (groups.count > 1 || groups[0].text.hasSuffix(".")) ? "." : "")
+        return parts.joined(separator: "; ")
+            + (period && (groups.count > 1 || groups[0].text.hasSuffix(".")) ? "." : "")
     }
 
     /// Every variant's field names once, each variant's order kept (a field comes after those its variants list

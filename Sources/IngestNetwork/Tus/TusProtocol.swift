@@ -1,6 +1,6 @@
-import IngestCore
 import Crypto
 import Foundation
+import IngestCore
 import IngestNative
 
 /// What a tus server said about itself in its `OPTIONS` answer (tus 1.0 §5.2): which extensions it speaks and

@@ -50,7 +50,8 @@ enum UploadFields {
     static func contentType<Root>(_ path: WritableKeyPath<Root, Template?>) -> OptionField<Root> {
         OptionField(
             "content_type", path,
-            doc: "Content-Type template; sniffed from the bytes when absent (video/quicktime, audio/mp4, image/jpeg …).")
+            doc: "Content-Type template; sniffed from the bytes when absent (video/quicktime, audio/mp4, image/jpeg …)."
+        )
     }
 
     static func key<Root>(_ path: WritableKeyPath<Root, Template?>, doc: String) -> OptionField<Root> {

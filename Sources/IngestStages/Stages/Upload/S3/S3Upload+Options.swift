@@ -45,7 +45,8 @@ extension S3Upload {
                     default: "AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1 when endpoint is given"),
                 OptionField(
                     "access_key_id", \.client.accessKeyID,
-                    doc: "Access key ID (normally `${VAR}`); with `secret_access_key`, used instead of the environment.",
+                    doc:
+                        "Access key ID (normally `${VAR}`); with `secret_access_key`, used instead of the environment.",
                     default: "AWS_ACCESS_KEY_ID"),
                 OptionField(
                     "secret_access_key", \.client.secretAccessKey,

@@ -19,7 +19,8 @@ struct S3PostUpload: SignedURLUpload {
             var declared = SignedURLOptions.fields(\Options.signed, expect: "[204] or success_action_status")
             let form = OptionField<Options>(
                 "fields", \.formFields,
-                doc: "The ticket's form fields, sent in order before the file (`{{ticket.upload_fields}}` or a mapping).",
+                doc:
+                    "The ticket's form fields, sent in order before the file (`{{ticket.upload_fields}}` or a mapping).",
                 required: true)
             declared.insert(form, at: 1)
             return declared

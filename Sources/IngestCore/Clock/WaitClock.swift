@@ -13,12 +13,20 @@ package protocol WaitClock: Sendable {
     var date: Date { get }
     /// Blocks the calling thread for `seconds` (a worker's thread, not a core); returns false as soon as
     /// `cancellation` stops the run.
-    func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool
+    func sleep(_ seconds: Double, cancellation: (any WaitInterruption)?) -> Bool
+}
+
+/// What cuts a wait short: the run's cancellation (`Context/Cancellation.swift`). A protocol here, so that the clock
+/// needs nothing of the run's context (which holds the clock).
+package protocol WaitInterruption: Sendable {
+    var isCancelled: Bool { get }
+    /// Waits up to `seconds` of real time; false as soon as the wait is interrupted (the real clock's sleep).
+    func sleep(_ seconds: Double) -> Bool
 }
 
 extension WaitClock {
     /// Sleeps until `instant` on this clock's scale (at once when it has passed); false when the run was cancelled.
-    package func sleep(until instant: Double, cancellation: RunCancellation?) -> Bool {
+    package func sleep(until instant: Double, cancellation: (any WaitInterruption)?) -> Bool {
         let seconds = instant - now
         guard seconds > 0 else { return cancellation?.isCancelled != true }
         return sleep(seconds, cancellation: cancellation)
@@ -33,7 +41,7 @@ package struct SystemClock: WaitClock {
 
     package var date: Date { Date() }
 
-    package func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool {
+    package func sleep(_ seconds: Double, cancellation: (any WaitInterruption)?) -> Bool {
         guard seconds > 0 else { return cancellation?.isCancelled != true }
         if let cancellation { return cancellation.sleep(seconds) }
         Thread.sleep(forTimeInterval: seconds)
@@ -70,7 +78,7 @@ package final class ManualClock: WaitClock {
         }
     }
 
-    package func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool {
+    package func sleep(_ seconds: Double, cancellation: (any WaitInterruption)?) -> Bool {
         if cancellation?.isCancelled == true { return false }
         state.withLock { $0.sleeps.append(max(0, seconds)) }
         advance(by: max(0, seconds))

@@ -44,8 +44,11 @@ package final class MetricsServer: Sendable {
     }
 
     /// Binds and starts serving `metrics` at once; throws when the address cannot be bound (in use, not local …).
-    /// The deadlines of a connection (its head within 2 s) are measured on `clock`: the run's.
-    package init(address text: String, metrics: RunMetrics, clock: any WaitClock = SystemClock()) throws {
+    /// The deadlines of a connection (`limits`: its head within 2 s) are measured on `clock`: the run's.
+    package init(
+        address text: String, metrics: RunMetrics, clock: any WaitClock = SystemClock(),
+        limits: PollingHTTPServer.Limits = PollingHTTPServer.Limits()
+    ) throws {
         let (host, port) = try MetricsServer.parse(text)
         let socket: ListeningSocket
         do {
@@ -56,7 +59,7 @@ package final class MetricsServer: Sendable {
         address = socket.boundAddress
         self.metrics = metrics
         let thread = Thread { [control] in
-            let server = PollingHTTPServer(listener: socket, now: { clock.now }) {
+            let server = PollingHTTPServer(listener: socket, limits: limits, now: { clock.now }) {
                 MetricsServer.answer($0, metrics: metrics)
             }
             server.serve { !control.stopped.load(ordering: .acquiring) }

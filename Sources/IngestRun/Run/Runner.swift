@@ -309,7 +309,7 @@ public final class Runner: Sendable {
         defer { session?.endLease(entry, root: root) }
         // The file's one record of where it is and what it was when listed, from here on: its item, its journal row
         // and its report read it (the walker's `stat`, or one taken now).
-        let item = Item(file: entry.file.statted())
+        let item = Item(file: entry.file.statted(), clock: settings.clock)
         defer { removeTemporaryFiles(of: item) }
         var journaled: JournaledFile?
         switch session?.prepare(entry, item: item, root: root, settings: settings) {

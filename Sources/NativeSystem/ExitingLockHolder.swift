@@ -14,23 +14,24 @@ package enum ExitingLockHolder {
     /// Takes the lock with `lock`. Refused (`EWOULDBLOCK`) while the holder of the `flock` on `path` is exiting or
     /// gone, it tries again every 50 ms for up to `grace` seconds, calling `waiting` once (with the holder's pid,
     /// 0 when it let go in between) before the first wait. Rethrows the refusal when the holder is a live process, or when `grace`
-    /// has passed.
+    /// has passed. The grace is measured and waited on the caller's clock: `now` (monotonic seconds) and `pause`.
     package static func take<Lock>(
-        path: String, grace: Double, waiting: (Int32) -> Void, lock: () throws(SystemError) -> Lock
+        path: String, grace: Double, now: () -> Double, pause: (Double) -> Void, waiting: (Int32) -> Void,
+        lock: () throws(SystemError) -> Lock
     ) throws(SystemError) -> Lock {
-        var deadline: Date?
+        var deadline: Double?
         while true {
             do {
                 return try lock()
             } catch  where error.errno == EWOULDBLOCK {
                 guard let holder = holderOfLock(on: path), isExitingOrGone(holder) else { throw error }
                 if let deadline {
-                    if Date() >= deadline { throw error }
+                    if now() >= deadline { throw error }
                 } else {
-                    deadline = Date().addingTimeInterval(grace)
+                    deadline = now() + grace
                     waiting(holder)
                 }
-                usleep(50_000)
+                pause(0.05)
             }
         }
     }

@@ -30,6 +30,9 @@ package final class PollingHTTPServer {
     private let limits: Limits
     /// The answer (status line, headers, body) to a request head (up to and with its blank line).
     private let respond: (ArraySlice<UInt8>) -> [UInt8]
+    /// Seconds on a monotonic clock (not the wall clock, which NTP may step): the deadlines are measured on it. Its
+    /// owner's clock, so that a test drives them.
+    private let now: () -> Double
     /// Open connections, oldest first.
     private var open: [HTTPConnection] = []
     /// While `accept` cannot take a connection (out of descriptors), the listener is left alone until then
@@ -37,8 +40,10 @@ package final class PollingHTTPServer {
     private var listenAgainAt = 0.0
 
     package init(
-        listener: ListeningSocket, limits: Limits = Limits(), respond: @escaping (ArraySlice<UInt8>) -> [UInt8]
+        listener: ListeningSocket, limits: Limits = Limits(), now: @escaping () -> Double,
+        respond: @escaping (ArraySlice<UInt8>) -> [UInt8]
     ) {
+        self.now = now
         self.listener = listener
         self.limits = limits
         self.respond = respond
@@ -50,7 +55,7 @@ package final class PollingHTTPServer {
     /// Serves until `running` says false (it is asked at least every `pollMilliseconds`).
     package func serve(pollMilliseconds: Int32 = 200, while running: () -> Bool) {
         while running() {
-            let now = monotonicSeconds()
+            let now = now()
             open.removeAll { $0.deadline <= now }
             let listening = now >= listenAgainAt
             var waiting = [pollfd(fd: listener.descriptor, events: listening ? Int16(POLLIN) : 0, revents: 0)]
@@ -77,14 +82,14 @@ package final class PollingHTTPServer {
             case .connection(let accepted): descriptor = accepted
             case .none: return
             case .failed:
-                listenAgainAt = monotonicSeconds() + 0.1
+                listenAgainAt = now() + 0.1
                 return
             }
             if open.count >= limits.connections {
                 // The oldest still sending its head goes first: a slow client, not an answer being sent.
                 open.remove(at: open.firstIndex { $0.answer == nil } ?? 0)
             }
-            open.append(HTTPConnection(descriptor: descriptor, deadline: monotonicSeconds() + limits.headSeconds))
+            open.append(HTTPConnection(descriptor: descriptor, deadline: now() + limits.headSeconds))
         }
     }
 
@@ -97,7 +102,7 @@ package final class PollingHTTPServer {
         case .closed: return false
         case .head(let head):
             connection.answer = respond(head)
-            connection.deadline = monotonicSeconds() + limits.answerSeconds
+            connection.deadline = now() + limits.answerSeconds
             return connection.sendMore()
         }
     }
@@ -154,13 +159,6 @@ final class HTTPConnection {
         }
         return false
     }
-}
-
-/// The monotonic clock in seconds (`CLOCK_MONOTONIC`): deadlines that a change of the wall clock does not move.
-func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
 }
 
 /// `send(2)` without blocking or SIGPIPE, under a name the methods do not shadow.

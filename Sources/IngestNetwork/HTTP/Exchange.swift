@@ -72,7 +72,7 @@ package struct Exchange {
             if let deadline {
                 request.timeout = Self.timeout(request.timeout, within: deadline.remaining(at: clock.now))
             }
-            let began = Date()
+            let began = clock.now
             var hops: [RedirectHop] = []
             let result = try performFollowing(request, attempt: attempt, observer: observer, hops: &hops)
             if case .failure(.cancelled) = result { throw interrupted(during: request) }

@@ -20,6 +20,7 @@ extension Runner {
         let session = self.session
         let feed = WatchFeed(
             tree: tree, settings: watching, cancellation: cancellation, shard: shard, walker: walker,
+            clock: settings.clock,
             beforeRetake: {
                 try? session?.commit()
                 session?.forgetUnknownRoots()

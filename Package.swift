@@ -84,7 +84,7 @@ let package = Package(
         ),
         .target(
             name: "IngestCheck",
-            dependencies: ["IngestCore", "IngestTemplates", "IngestStages", "IngestConfig", "IngestRun"]
+            dependencies: ["IngestCore", "IngestTemplates", "IngestStages", "IngestConfig", "IngestRun", "IngestNative"]
         ),
         .target(
             name: "Ingest",
@@ -104,23 +104,99 @@ let package = Package(
         .executableTarget(
             name: "ingest",
             dependencies: [
-                "Ingest", "IngestCheck", "IngestNative",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "IngestCore", "IngestMedia", "IngestNetwork", "IngestJournal", "IngestStages", "IngestConfig",
+                "IngestRun", "IngestCheck", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Built with -sanitize=fuzzer,address -D INGEST_FUZZ by `make fuzz` (libFuzzer then supplies main); the
         // plain build makes it a replayer: `ingest-fuzz TARGET FILE...` runs files through the same entries.
         .executableTarget(name: "ingest-fuzz", dependencies: ["IngestFuzzing"], path: "Sources/IngestFuzz"),
+        // The tests, one target per layer (as swift-nio has them): each depends only on its layer and the layers that
+        // layer is built on, so a test of IngestCore cannot use IngestStages. The support targets are test harness,
+        // not in the `Ingest` product: servers and processes the tests start (IngestTestSupport), the model's and the
+        // stages' test helpers (IngestCoreTestSupport, IngestStagesTestSupport).
+        .target(name: "IngestTestSupport", dependencies: ["IngestNative"], path: "Tests/IngestTestSupport"),
+        .target(name: "IngestCoreTestSupport", dependencies: ["IngestCore"], path: "Tests/IngestCoreTestSupport"),
+        .target(
+            name: "IngestStagesTestSupport",
+            dependencies: ["IngestCore", "IngestStages", "IngestCoreTestSupport", "IngestTestSupport"],
+            path: "Tests/IngestStagesTestSupport"
+        ),
+        .testTarget(name: "IngestNativeTests", dependencies: ["IngestNative", "IngestTestSupport"]),
         .testTarget(
-            name: "IngestTests",
+            name: "IngestCoreTests",
+            dependencies: ["IngestCore", "IngestNative", "IngestTestSupport", "IngestCoreTestSupport"]
+        ),
+        .testTarget(
+            name: "IngestMediaTests",
+            dependencies: ["IngestMedia", "IngestCore", "IngestNative", "IngestTestSupport", "IngestCoreTestSupport"]
+        ),
+        .testTarget(
+            name: "IngestJournalTests",
+            dependencies: ["IngestJournal", "IngestCore", "IngestNative", "IngestTestSupport", "IngestCoreTestSupport"]
+        ),
+        .testTarget(
+            name: "IngestTemplatesTests",
             dependencies: [
-                "Ingest", "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestJournal",
-                "IngestStages", "IngestConfig",
-                "IngestRun", "IngestCheck", "IngestFuzzing", "IngestNative",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            resources: []
+                "IngestTemplates", "IngestMedia", "IngestCore", "IngestNative", "IngestTestSupport",
+                "IngestCoreTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestNetworkTests",
+            dependencies: [
+                "IngestNetwork", "IngestTemplates", "IngestMedia", "IngestCore", "IngestNative", "IngestTestSupport",
+                "IngestCoreTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestStagesTests",
+            dependencies: [
+                "IngestStages", "IngestNetwork", "IngestJournal", "IngestTemplates", "IngestMedia", "IngestCore",
+                "IngestNative", "IngestTestSupport", "IngestCoreTestSupport", "IngestStagesTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestConfigTests",
+            dependencies: [
+                "IngestConfig", "IngestStages", "IngestNetwork", "IngestJournal", "IngestTemplates", "IngestMedia",
+                "IngestCore", "IngestNative", "IngestTestSupport", "IngestCoreTestSupport", "IngestStagesTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestFuzzingTests",
+            dependencies: [
+                "IngestFuzzing", "IngestConfig", "IngestStages", "IngestNetwork", "IngestTemplates", "IngestMedia",
+                "IngestCore", "IngestNative", "IngestTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestRunTests",
+            dependencies: [
+                "IngestRun", "IngestConfig", "IngestStages", "IngestNetwork", "IngestJournal", "IngestTemplates",
+                "IngestMedia", "IngestCore", "IngestNative", "IngestTestSupport", "IngestCoreTestSupport",
+                "IngestStagesTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "IngestCheckTests",
+            dependencies: [
+                "IngestCheck", "IngestRun", "IngestConfig", "IngestStages", "IngestNetwork", "IngestJournal",
+                "IngestTemplates", "IngestMedia", "IngestCore", "IngestNative", "IngestTestSupport",
+                "IngestCoreTestSupport", "IngestStagesTestSupport",
+            ]
+        ),
+        // The embedder's view: the `Ingest` product alone (docs/library.md's example, compiled and run).
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "IngestCore", "IngestTestSupport"]),
+        // End to end: the tests that run the built `ingest` (and the documents' commands), over every layer.
+        .testTarget(
+            name: "IngestCLITests",
+            dependencies: [
+                "IngestCheck", "IngestRun", "IngestConfig", "IngestStages", "IngestNetwork", "IngestJournal",
+                "IngestTemplates", "IngestMedia", "IngestCore", "IngestNative", "IngestTestSupport",
+                "IngestCoreTestSupport", "IngestStagesTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

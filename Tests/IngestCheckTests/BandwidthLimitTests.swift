@@ -3,7 +3,8 @@ import IngestNative
 import Synchronization
 import Testing
 
-@testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
 
 /// A clock the test moves by hand: monotonic seconds and the local minute of the day.
 final class ManualSendClock: SendClock {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCheck
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestStages

@@ -1,10 +1,13 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCheck
 @testable import IngestConfig
 @testable import IngestCore
+@testable import IngestNative
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// The errors `Pipeline.parse` throws for `yaml`, or an empty list when it loads.
 func pipelineErrors(_ yaml: String, environment: [String: String] = [:]) -> [PipelineFileError] {

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCheck
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// The committed JSON Schema matches the code, the committed pipelines satisfy it (checked by Python's
 /// `jsonschema`, an independent validator), and the same pipelines load in Swift.

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestMedia
+@testable import IngestNetwork
 @testable import IngestStages
 
 /// The `jpeg` stage on inputs other than a plain JPEG (HEIC, PNG with alpha), on files already small enough, and on

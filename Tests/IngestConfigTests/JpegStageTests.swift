@@ -1,9 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
+@testable import IngestCoreTestSupport
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// The `jpeg` stage against real tools: fixtures are made here with ffmpeg, exiftool and heif-enc; djpeg/cjpeg are
 /// the reference encoder and the decoder of what we write; exiftool and ffprobe read the results back.

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
+@testable import IngestCoreTestSupport
 @testable import IngestMedia
 @testable import IngestTemplates
+@testable import IngestTestSupport
 
 /// The in-process probe against the ffprobe CLI on the committed samples, plus the files it must refuse.
 @Suite struct ProbeTests {

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestConfig
 @testable import IngestCore
 @testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// A stage's own deadline bounds every wait inside it: a `poll` with `timeout: 6s` whose server asks for 60 s
 /// (`429` with `Retry-After: 60`) ends at 6 s by its timeout rule, naming the server's request; a `rate` slot that

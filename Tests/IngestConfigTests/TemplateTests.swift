@@ -2,7 +2,6 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestStages

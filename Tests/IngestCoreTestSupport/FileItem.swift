@@ -1,6 +1,5 @@
 import Foundation
 
-@testable import Ingest
 @testable import IngestCore
 
 extension Item {

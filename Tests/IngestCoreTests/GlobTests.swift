@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 
 /// The glob matcher: the same answers as the backtracking matcher it replaced, with work bounded by pattern length ×

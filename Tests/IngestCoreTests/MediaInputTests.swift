@@ -2,6 +2,9 @@ import Foundation
 import IngestNative
 import Testing
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 #if canImport(Glibc)
     import Glibc
 #endif

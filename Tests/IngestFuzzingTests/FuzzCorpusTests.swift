@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestFuzzing
 @testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// Replays the fuzz corpus (`Tests/Fuzz/<target>/`: seeds and every crash `make fuzz` found) through the fuzz
 /// entries in the plain build, so a fixed crash stays fixed. An entry traps on a crash or a broken invariant.

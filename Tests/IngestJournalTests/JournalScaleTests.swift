@@ -2,8 +2,8 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestJournal
+@testable import IngestTestSupport
 
 /// The SQLite journal at scale (issue 19): its write-ahead log is folded back as a run goes, whatever lookups the
 /// workers make, so it stays bounded and a run's cost per file stays flat. Sizes only: speed is in

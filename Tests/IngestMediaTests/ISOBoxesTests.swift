@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestMedia
+@testable import IngestTestSupport
 
 /// The top-level box walk on crafted headers: 32-bit sizes, 64-bit largesizes, size 0, and what is not a box.
 @Suite struct ISOBoxesTests {

@@ -2,7 +2,7 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestTestSupport
 
 /// The checksums in IngestNative against published check values ("123456789") and against themselves: slice-by-8
 /// equals byte-at-a-time, `combine` equals one pass, streaming XXH3 equals one shot and `xxhsum -H2` (Debian's

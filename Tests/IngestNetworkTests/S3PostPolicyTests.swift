@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestNetwork
 
 /// Building presigned POST forms and reading a backend's ticket (`upload_fields`) back to check a file before

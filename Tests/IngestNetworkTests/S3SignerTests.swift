@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestNetwork
 
 /// What S3 does differently from the general algorithm (checked by SigV4SuiteTests), plus two of the worked

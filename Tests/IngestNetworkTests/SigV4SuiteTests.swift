@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 /// AWS's SigV4 test suite (from awslabs/aws-c-auth; a copy with its licence is in
 /// `Tests/Fixtures/sigv4-test-suite/v4`, so a clone alone passes): for every case, header signing and query signing

@@ -2,7 +2,6 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestNetwork
 
 /// The one gmtime_r behind X-Amz-Date, S3 policy expirations and log timestamps: exact fields for real dates, and

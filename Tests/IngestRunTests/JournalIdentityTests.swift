@@ -2,7 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
+@testable import IngestJournal
+@testable import IngestRun
+@testable import IngestTestSupport
 
 /// Issue 22 §4: the journal identifies a file's content by XXH3-128 (`xxh3-128:<hex>`, checked against Debian's
 /// `xxhsum`), taken while the file is copied or sent; a journal written by the previous release — bare SHA-256 hex

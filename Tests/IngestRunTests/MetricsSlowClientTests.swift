@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestRun
+@testable import IngestTestSupport
 
 /// Issue 29 §6: the metrics port cannot stall health checks. Slow clients (`Tests/Fixtures/slow_clients.py`: a
 /// request line, then a header line every half second, never the blank line) hold connections while a health check

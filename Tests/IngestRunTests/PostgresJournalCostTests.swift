@@ -2,11 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestJournal
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// What a file costs in waits for the PostgreSQL server, counted (not timed): each round trip is a wait, and with
 /// several workers on a shared journal they were what a batch of small files spent its time on (issue 19: about 18

@@ -2,10 +2,11 @@ import Foundation
 import Logging
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestNetwork
 @testable import IngestRun
+@testable import IngestStages
+@testable import IngestTestSupport
 
 /// Secrets never reach logs or reports: signatures, session tokens, bearer tokens, Authorization values.
 @Suite struct RedactionTests {

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// The walker lists lazily in a fixed order and turns bad entries into failures of their own; the runner keeps
 /// going past bad files and hands reports back in input order.

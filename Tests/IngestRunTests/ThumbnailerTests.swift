@@ -2,8 +2,10 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestRun
+@testable import IngestStages
+@testable import IngestStagesTestSupport
+@testable import IngestTestSupport
 
 /// The contact sheet's thumbnailers on real files: EXIF orientation applied, a representative (not black) video
 /// frame, the display rotation of a portrait clip, at most 320 px on the long side, and an audio level strip that

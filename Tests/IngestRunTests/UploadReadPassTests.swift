@@ -2,11 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestJournal
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// Issue 13: an `s3` upload reads each byte of the file once to hash it (every digest it needs — the signature's
 /// SHA-256, Content-MD5 or the ETag's MD5, the journal's SHA-256 — fed by the same read) and once to send it;

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// Concurrency is a ceiling, not a cost: workers start as files arrive, so slots no file uses make no thread.
 /// `concurrency: 1000000` over 12 files took about 27 s: the runner started a thread (8 MiB stack) per slot before

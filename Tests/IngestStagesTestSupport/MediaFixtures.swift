@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
+@testable import IngestCoreTestSupport
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// A `TemporaryFolder` with the tools of one audio/video test: fixtures made with the ffmpeg CLI, results read back
 /// with ffprobe (the oracle) and by walking the top-level MP4 boxes. The folder goes when the test drops this.

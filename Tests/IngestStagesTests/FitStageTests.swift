@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestMedia
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestStagesTestSupport
 
 /// `video: { fit }` and `audio: { fit }` against noisy clips made here with the ffmpeg CLI (testsrc2 plus noise, so
 /// they do not compress to nothing), with limits chosen so the stage must encode, must step the picture down, and

@@ -1,6 +1,5 @@
 import Testing
 
-@testable import Ingest
 @testable import IngestStages
 
 @Suite struct GeohashTests {

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestNative
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestStagesTestSupport
 
 /// Named outputs beside the file (issue 31 §2): `poster`, `thumbnails` and `video` with `output:`, on clips made
 /// here with the ffmpeg CLI; ffprobe is the oracle.

@@ -1,9 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
+@testable import IngestCoreTestSupport
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// Each validate rule, once passing and once failing, on real media made with the ffmpeg CLI.
 @Suite struct ValidateStageTests {

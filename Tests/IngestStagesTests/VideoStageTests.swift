@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestStagesTestSupport
 
 /// The `video` stage against clips made here with the ffmpeg CLI; ffprobe (with packet counts) is the oracle.
 @Suite struct VideoStageTests {

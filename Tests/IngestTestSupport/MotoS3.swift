@@ -1,7 +1,5 @@
 import Foundation
 
-@testable import Ingest
-
 #if canImport(Glibc)
     import Glibc
 #endif

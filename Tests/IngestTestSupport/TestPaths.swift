@@ -29,3 +29,8 @@ func copySample(_ sample: String, to path: String) throws {
         atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
     try FileManager.default.copyItem(atPath: TestPaths.root + "/Samples/" + sample, toPath: path)
 }
+
+/// The bytes of `Samples/good/NAME`.
+func sample(_ name: String) throws -> Data {
+    try Data(contentsOf: URL(fileURLWithPath: TestPaths.root + "/Samples/good/" + name))
+}

@@ -1,7 +1,5 @@
 import Foundation
 
-@testable import Ingest
-
 /// A small tmpfs mounted for one test (a second file system for a move across them, or a disk that fills up); needs
 /// root with CAP_SYS_ADMIN, so tests using it are skipped where `mount` is refused.
 final class Tmpfs {

@@ -1,8 +1,6 @@
 import Foundation
 import IngestNative
 
-@testable import Ingest
-
 /// Tests/Fixtures/tus_server.py: fastapi-tusd, a real tus 1.0 server, at `<base>/files`, storing uploads in
 /// `store` (each upload a file named by its id, beside `<id>.info`). `stop()` ends the process this object started.
 final class TusServer {

@@ -3,12 +3,13 @@ import Ingest
 import Testing
 
 @testable import IngestCore
+@testable import IngestTestSupport
 
 /// docs/library.md shows the code of LibraryExample.swift (compiled with the tests), and that code works.
 @Suite struct LibraryExampleTests {
     static func example() throws -> String {
         let source = try String(
-            contentsOfFile: TestPaths.root + "/Tests/IngestTests/Library/LibraryExample.swift", encoding: .utf8)
+            contentsOfFile: TestPaths.root + "/Tests/IngestTests/LibraryExample.swift", encoding: .utf8)
         let start = try #require(source.range(of: "// BEGIN EXAMPLE\n"))
         let end = try #require(source.range(of: "// END EXAMPLE"))
         return String(source[start.upperBound..<end.lowerBound])
@@ -28,7 +29,7 @@ import Testing
     /// the package's name.
     @Test func documentStartsWithThePackageLinesAnEmbedderAdds() throws {
         let document = try String(contentsOfFile: TestPaths.root + "/docs/library.md", encoding: .utf8)
-        let section = try #require(ReadmeTests.section("embedder-package", in: document))
+        let section = try #require(markedSection("embedder-package", in: document))
         #expect(
             document.range(of: "<!-- BEGIN embedder-package -->")!.lowerBound
                 < document.range(of: "import Ingest")!.lowerBound)

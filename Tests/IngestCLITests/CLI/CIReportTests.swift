@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// Reports for the places people run `ingest`: one JSON document for `--report x.json`, and GitHub Actions
 /// annotations with a job summary for `--report-format github`.
 @Suite struct CIReportTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// Names on the command line that do what a user expects: probe answers in argument order, one name for
 /// parallelism, a misspelt command gets a suggestion.
 @Suite struct CLINamesTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 #if canImport(FoundationXML)
     import FoundationXML
 #endif

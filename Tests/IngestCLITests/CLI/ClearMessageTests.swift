@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// Mistakes a user makes with files and paths get words that say what is wrong, through the real CLI.
 @Suite struct ClearMessageTests {
     let ingest = TestPaths.ingest

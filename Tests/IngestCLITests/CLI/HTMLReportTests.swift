@@ -2,9 +2,9 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// `--report x.html`: one self-contained page, looked at in headless Chromium as a person would: failures first
 /// with their rules, a thumbnail for every photo and video that is really a picture, a level strip for audio,

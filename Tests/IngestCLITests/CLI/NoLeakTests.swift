@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// No secret in any output (issue 12, "No leak"): real runs against the fixture backend handing out AWS, Google
 /// Cloud Storage (v4 and v2) and Azure SAS signed URLs, seed 003's presigned POST (policy and signature) and a

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// `ingest run --dry-run` and `ingest test`, through the CLI: both rehearse the network stages (requests rendered,
 /// answered without sending).
 @Suite("Rehearsal")

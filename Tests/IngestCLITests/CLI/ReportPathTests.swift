@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Where `--report` and `ingest report --output` write (issue 12, section 6): `-` is standard output; a FIFO, a
 /// character device and `/dev/fd/N` are written directly; a symlink is followed and its target replaced atomically

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 /// What a run shows as it goes, through the CLI: `-v`/`-vv` lines for each request attempt (secrets redacted),
 /// `--log-format json`, the timings in the JSON Lines and JUnit reports, the closing summary line, the status line
 /// redrawn after every result on a terminal, and `--version`.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestTestSupport
 
 /// Every relative link in the documents (README.md, ARCHITECTURE.md, docs/**/*.md) points at a file of the
 /// repository, and each `#anchor` at a heading of its page: a page moved or a heading renamed fails here.

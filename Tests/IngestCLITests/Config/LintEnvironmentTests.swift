@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCheck
+@testable import IngestConfig
+@testable import IngestTestSupport
 
 /// `ingest lint` names every variable `ingest run` and `ingest run --dry-run` will need and that is not set — not
 /// only `${VAR}`s but the AWS credentials and region a `method: s3` upload signs with, and `{{env.NAME}}` — and

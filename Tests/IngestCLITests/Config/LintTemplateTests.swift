@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 /// `ingest lint` through the CLI: it needs no secrets (an unset `${VAR}` is a warning naming it, an error with
 /// `--strict-env`), and it checks every `{{…}}` against what the stages before it offer, as `validate` and `run`
 /// do at load.

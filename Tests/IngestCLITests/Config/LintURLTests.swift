@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestTestSupport
 
 /// `ingest lint` on URL templates (a note per value saying how it is encoded where it stands) and on test files
 /// (`NAME.test.yml`, checked as `ingest test` reads them rather than refused as broken pipelines).

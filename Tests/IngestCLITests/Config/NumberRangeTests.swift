@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// Absurd numbers in a pipeline file or on the command line: each is refused with exit code 2 and a message that
 /// names the option and what it accepts — never a trap (SIGILL), never a hang. Runs the real CLI.
 @Suite struct NumberRangeTests {

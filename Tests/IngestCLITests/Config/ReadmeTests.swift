@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// The documents' generated sections are what the code says today: the pipeline reference
 /// (docs/pipeline-reference.md) comes from the option declarations, the CLI reference (docs/command-line.md) from
@@ -13,10 +14,7 @@ import Testing
 
     /// The text between `<!-- BEGIN name -->` and `<!-- END name -->`.
     static func section(_ name: String, in text: String) -> String? {
-        guard let begin = text.range(of: "<!-- BEGIN \(name) -->\n"),
-            let end = text.range(of: "<!-- END \(name) -->", range: begin.upperBound..<text.endIndex)
-        else { return nil }
-        return String(text[begin.upperBound..<end.lowerBound])
+        markedSection(name, in: text)
     }
 
     /// Checks the section `name` of the document at `file` (relative to the package root).

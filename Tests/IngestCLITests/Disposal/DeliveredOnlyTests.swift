@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Issue 29 §1: a file is moved or deleted only once its whole pipeline ran and an upload delivered it — never under
 /// `ingest validate`, `--dry-run` or `ingest test`, and never when every upload left it out (`when:`).

@@ -2,7 +2,8 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Issue 23 §2: `on_success` / `on_failure` move (or delete) a file once the journal has it as done, keeping its path
 /// relative to the input folder, never replacing a name taken in the target; a file moved away is not taken again,

@@ -2,7 +2,8 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Issue 23 §2, moves across file systems: copy to a temporary name in the target, fsync, put in place without
 /// replacing, then unlink the source; a taken name is never replaced, on either path.

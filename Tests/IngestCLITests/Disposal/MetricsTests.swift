@@ -2,7 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
+@testable import IngestJournal
+@testable import IngestRun
+@testable import IngestTestSupport
 
 /// Issue 23 §3: `--metrics-addr` serves Prometheus text at /metrics (counts that match the report, during and after a
 /// run) and /healthz (503 once the journal cannot be written), on loopback unless a host is given.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 /// docs/ci.md's GitHub and GitLab snippets install every apt package that Package.swift's system libraries name as
 /// providers: a library linked later without its `-dev` package in the snippets fails here, not in a user's CI.
 @Suite struct CISnippetTests {

@@ -1,5 +1,8 @@
 import Foundation
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 /// A shell command a reader would copy from the documents, with the output the document shows after it (if any).
 struct DocCommand: Sendable, Equatable {
     /// The document, relative to the package root.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import IngestCore
+@testable import IngestRun
+@testable import IngestTestSupport
+
 /// Every path of the repository that README.md, ARCHITECTURE.md and docs/**/*.md name (`Sources/…`, `Tests/…`,
 /// `pipelines/…`, `docs/…`, `Benchmarks/…`, `scripts/…`, `contrib/…`, `Samples/…`, in prose or in code) exists: a
 /// file moved to another target fails here. A pattern is a pattern when written as one: `*`, `**`, and `<name>` for

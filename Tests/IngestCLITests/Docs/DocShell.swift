@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// Runs the documents' commands as a reader would: `/bin/sh -c COMMAND` in a folder that has `pipelines/`,
 /// `Samples/` and `Tests/` of this repository (symlinks) beside the files a test puts there, with the debug `ingest`
 /// first on PATH. `export` commands run earlier in the same document carry over, as in a reader's shell.

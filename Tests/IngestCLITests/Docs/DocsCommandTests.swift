@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// Every shell command a reader would copy from README.md, ARCHITECTURE.md and docs/**/*.md is either run here (in
 /// `tested`, by the test named beside it, against the fixtures and the debug `ingest`, its output compared where the
 /// document shows one) or sits in a code block marked `<!-- not-run: why -->` on the line above it. A command added

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// The sample runs of docs/walkthroughs/, as written, against the fixture backend that docs/walkthroughs/README.md's
 /// command starts (its port file this test's own, not /tmp/port) or SeaweedFS, on folders laid out as each page says;
 /// each run must print what its page shows. (Named `Seed…` so that scripts/run-tests.sh runs it in the process that

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestJournal
+@testable import IngestTestSupport
 
 /// `kill -9` while the server holds the answer to a callback it already acted on, then a resumed run: the callback
 /// was journaled as started, never as done, so it is sent again; the server refuses it with 409 and the file ends

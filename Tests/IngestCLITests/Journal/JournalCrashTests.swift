@@ -2,10 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestJournal
 @testable import IngestRun
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// `kill -9` of the real `ingest` binary at random points of a batch that transcodes photos, then a second run:
 /// the journal stays consistent, nothing the first run journaled as done is redone, every file ends done exactly

@@ -2,8 +2,10 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestJournal
+@testable import IngestRun
+@testable import IngestTestSupport
 
 /// The journal on disk: one complete, private file after a clean run, and never a silent fresh start over a file
 /// that is empty, damaged or not a journal (that would redo, and upload again, every file).

@@ -3,8 +3,8 @@ import IngestNative
 import Synchronization
 import Testing
 
-@testable import Ingest
 @testable import IngestJournal
+@testable import IngestTestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -2,8 +2,8 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestJournal
+@testable import IngestTestSupport
 
 /// One run per journal *file* (issue 19, §5): the lock is the file's own (device and inode), so a second run that
 /// names the journal through a symlink or a hard link is refused like one naming it the same way. The lock was

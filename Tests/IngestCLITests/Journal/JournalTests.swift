@@ -2,11 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestJournal
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// The SQLite wrapper keeps SQLite's own words; the journal makes a second run skip what the first one finished,
 /// redo what changed, and skip duplicates before any stage runs.

@@ -2,8 +2,8 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestJournal
+@testable import IngestTestSupport
 
 /// `ingest status` on a PostgreSQL journal: a `running` file under a live lease is in progress, held by that
 /// worker's pid on its host; one whose worker stopped renewing (its lease expired) is interrupted.

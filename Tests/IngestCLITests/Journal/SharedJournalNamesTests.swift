@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// A journal two pipelines share: `ingest status` and `ingest report` show each file under its own pipeline, not
 /// everything under the name of the pipeline run last.
 @Suite struct SharedJournalNamesTests {

@@ -2,10 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
+@testable import IngestCore
 @testable import IngestJournal
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// `--shard I/N`: a stable hash of the relative path splits a tree into N parts that partition it exactly, with the
 /// journal, without it, and for `ingest validate`.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// The whole process, watched by strace: probing a crafted playlist named `.mov` opens no other file and no socket.
 /// ffprobe on the same file is the control: it does follow the playlist, so the trace can see what it looks for.
 @Suite struct CraftedInputTraceTests {

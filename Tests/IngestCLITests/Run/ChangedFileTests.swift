@@ -2,8 +2,10 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestJournal
+@testable import IngestStages
+@testable import IngestTestSupport
 
 /// Issue 19 §2, what was checked is what is sent: an input changed after `validate` and `probe` passed — here while
 /// the ticket request waits at the fixture backend's gate — fails with rule `changed` (what changed, which stage),

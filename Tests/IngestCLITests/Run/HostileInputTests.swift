@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// Inputs made to hurt: a walk that would not end, and file names that try to write on the terminal.
 @Suite struct HostileInputTests {

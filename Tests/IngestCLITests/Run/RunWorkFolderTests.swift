@@ -2,9 +2,10 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestRun
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// Runs that share a work folder own what they write; the work folder and the journal are never inputs; a path
 /// that does not exist is a usage error; `status` beside a live run says which files are in progress.

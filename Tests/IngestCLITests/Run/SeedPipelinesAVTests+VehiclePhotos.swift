@@ -1,9 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
+@testable import IngestNative
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// Seed 002 (vehicle-photos.yml): the transcoded JPEG sent once per photo, the subject reported, faults survived.
 extension SeedPipelinesAV {

@@ -1,12 +1,12 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestNetwork
 @testable import IngestRun
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// The ready-made pipelines of seeds 000, 001 and 002 (`pipelines/*.yml`), run as a user runs them: the `ingest`
 /// binary, the committed file, endpoints from the environment variables the file documents, pointed at the fixture

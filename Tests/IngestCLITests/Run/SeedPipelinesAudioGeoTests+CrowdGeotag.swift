@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
+@testable import IngestNetwork
 @testable import IngestStages
 @testable import IngestTemplates
+@testable import IngestTestSupport
 
 /// Seed 004 (crowd-geotag against SeaweedFS), the CI preset (preflight) and the template, `when` and lookup pieces
 /// those pipelines lean on.

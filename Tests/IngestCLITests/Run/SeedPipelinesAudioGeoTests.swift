@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// The ready-made pipelines for seeds 003 and 004 and the CI preset, run as committed (`pipelines/*.yml`) by the
 /// `ingest` binary against real servers: the fixture backend (Tests/Fixtures/backend.py, seed 003's API and an S3

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// The committed seed pipelines, killed while the backend holds the answer to their callback, then resumed: each
 /// callback is delivered once (its stage has `on_conflict: done`); and the case they do not cover, a ticket.

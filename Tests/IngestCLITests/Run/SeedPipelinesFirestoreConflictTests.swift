@@ -2,7 +2,7 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestTestSupport
 
 /// Issue #29 §5: Firestore's ALREADY_EXISTS is done only when it is this file's. Two users each send a `game1.mov`
 /// through a pipeline whose job id is the file's stem (`jobs/{{file.stem}}`): the second user's create meets the

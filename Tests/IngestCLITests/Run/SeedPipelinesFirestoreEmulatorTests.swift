@@ -2,7 +2,8 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Seed 000's Firestore job, its wait and its conflict handling against Google's own Firestore emulator (the real
 /// server's REST API, offline), besides SeedPipelinesFirestore's runs against Tests/Fixtures/firestore.py: the

@@ -2,7 +2,8 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Seed 000 to the end (`pipelines/hockey-video-signed-put.yml`): each video is PUT through its signed URL, its
 /// analysis job created in Firestore over REST, waited for, and its feedback saved beside it — against the fixture

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// A call the journal shows as cut short is verified only once it cannot still be in flight. Seed 003 (vet-audio)
 /// against a backend that takes 1.5–2.5 s to handle (the issue saw it at 0.15–0.3 s; longer here so a

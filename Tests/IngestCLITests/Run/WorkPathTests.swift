@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestConfig
 @testable import IngestCore
 @testable import IngestRun
 @testable import IngestStages
+@testable import IngestStagesTestSupport
+@testable import IngestTestSupport
 
 /// Work files (transcoded artifacts) belong to one input each: the runner removes a finished file's work file, so
 /// two inputs sharing one path lost each other's upload, depending on which finished first.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import IngestTestSupport
+
 /// After a transcode the upload is named for what it holds: `IMG_1.HEIC` recompressed to JPEG is stored as
 /// `IMG_1.jpg`, `clip.mov` made MP4 as `clip.mp4`; `{{artifact.*}}` offers those names to templates.
 @Suite struct ArtifactNameTests {

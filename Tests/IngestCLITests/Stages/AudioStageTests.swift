@@ -1,8 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestStagesTestSupport
+@testable import IngestTestSupport
 
 /// The `audio` stage against real files made here with the ffmpeg CLI; ffprobe reads the results back.
 @Suite struct AudioStageTests {

@@ -1,10 +1,13 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
+@testable import IngestCoreTestSupport
 @testable import IngestMedia
+@testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestStagesTestSupport
+@testable import IngestTestSupport
 
 /// Copies cut short (a half-copied recording): `validate` fails every cut of an ISO-BMFF file, from 5 % to the last
 /// byte, with its own rule and the bytes needed vs. had, while the untouched files pass. Made with the ffmpeg CLI.

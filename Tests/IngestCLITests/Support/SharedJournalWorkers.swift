@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestJournal
 
 /// Waits (polling every 50 ms, about a minute at most) until `journal` counts at least `count` files done, for tests

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import IngestCheck
+@testable import IngestCore
+@testable import IngestTestSupport
+
 /// Every attempt ends (issue 19, §4): a bound on each phase — the body going out, the wait for the answer, the
 /// answer coming in — a trickle included, and answers kept in memory capped with a message naming the cap. Against
 /// the fixture backend's `stream` and `never_answer` faults (Tests/Fixtures/slow_answers.py), with timeouts of 1–2 s.

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Callbacks delivered exactly once: the fixture backend refuses a repeated callback for one upload with 409
 /// ("already submitted"), and `on_conflict: done` makes that answer end the file as done — whether the repeat came

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
+@testable import IngestTestSupport
 
 /// Issue #29 §5: an authentication failure names the environment variables its headers were written with, so the
 /// operator knows which one to fix (not "the variable the pipeline reads").

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 /// The server's answer survives HTTP/2 (issue 19, §8): a server that answers before it has read the whole body ends
 /// its stream early, and libcurl then reports an error ("HTTP/2 stream 1 was not closed cleanly …") although the
 /// status and body arrived. That answer is what the report says and what the retry policy acts on, over HTTP/2 as

@@ -2,10 +2,10 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// The libcurl wrapper on its own: many transfers on one multi thread, curl's error text kept, http refused,
 /// a file that changes while it is sent.

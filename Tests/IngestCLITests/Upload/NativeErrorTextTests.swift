@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestConfig
+@testable import IngestTestSupport
 
 /// Files a user named (an upload's or a save's destination folder, a lookup's manifest) are made and read through
 /// IngestNative: a failure is told in the C library's words (`mkdir(…/blocked): file exists`, as `mkdir -p` says

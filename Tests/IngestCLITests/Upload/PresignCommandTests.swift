@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 /// `ingest presign put|post` as a user runs it: output shape, reproducibility with --date, usage errors (exit 2)
 /// that name what is wrong, and no secret in any of it.

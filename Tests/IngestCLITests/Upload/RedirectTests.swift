@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 /// Redirects are a decision (`follow_redirects`: `none` by default, `same_origin`, `any`), not something libcurl
 /// does on its own: against two real origins (Tests/Fixtures/redirects.py on two ports), a redirect not followed
 /// fails naming the status and the target's origin; a followed one to another origin carries none of the configured

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Issue 22 §5, "check the checksum S3 returns": SeaweedFS stores the object and answers with its checksum, and a
 /// proxy (`backend.py --upstream`, action `tamper`, Tests/Fixtures/tampered_answers.py) replaces that checksum on

@@ -2,8 +2,9 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 /// Issue 22 §5: `checksum: crc64nvme | crc32c | crc32 | sha256` on a single PUT and a multipart upload (FULL_OBJECT
 /// CRC, COMPOSITE SHA-256). SeaweedFS verifies every `x-amz-checksum-*` header (a wrong one is refused with

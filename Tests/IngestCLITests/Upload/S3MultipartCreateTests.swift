@@ -2,8 +2,10 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestJournal
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 /// Issue #29 §8: no multipart upload left open by a CreateMultipartUpload whose answer was lost. The proxy in front
 /// of SeaweedFS passes the create to S3 and resets the connection instead of relaying S3's answer (S3 made the upload,

@@ -2,8 +2,9 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -2,7 +2,9 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestStages
+@testable import IngestTestSupport
 
 /// Issue 22 §1, the cases of a resumed multipart upload that are not the plain one: a part S3 holds that is not the
 /// local part is sent again, and a changed part size or a changed pipeline starts over, aborting the old upload.

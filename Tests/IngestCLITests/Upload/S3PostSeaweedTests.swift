@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 /// `upload: { method: s3-post }` against a real S3 implementation (SeaweedFS from the s3 branch's harness): the
 /// form built from a presigned POST is accepted and the object reads back byte-identical.

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 /// Against a real S3 server that checks signatures (SeaweedFS), with the `curl` CLI as the client: what
 /// `ingest presign` and the signer produce is accepted, and anything tampered, expired or off-policy is refused

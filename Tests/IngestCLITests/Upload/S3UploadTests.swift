@@ -2,11 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestJournal
 @testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// `upload` with `method: s3` against a real S3 server that verifies SigV4 signatures (SeaweedFS). Objects are read
 /// back with curl's own SigV4 (`SeaweedFS.curl`), and hashes come from `sha256sum`/`md5sum`, not from the code

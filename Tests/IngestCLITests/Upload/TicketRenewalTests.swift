@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Ticket renewal is a step of the file's run, not a call hidden in the upload: a stage refused because the signed
 /// URL it rendered from an earlier answer expired throws `TicketExpired`, and the run renews the ticket by running the

@@ -1,8 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestConfig
+@testable import IngestCore
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 /// The headers a pipeline configures for a tus server go to that server's origin only: a creation answer whose
 /// `Location` names another origin (here another port of the real tus server, Tests/Fixtures/tus_server.py

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestRun
+@testable import IngestTestSupport
 
 /// `method: tus` against a real tus 1.0 server (fastapi-tusd, Tests/Fixtures/tus_server.py), through the real
 /// `ingest` binary: a folder uploaded, a run killed at about 60 % resumed from the server's offset, an expired

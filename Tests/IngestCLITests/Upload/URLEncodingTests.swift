@@ -2,8 +2,8 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
+@testable import IngestTestSupport
 
 /// File names that are not URL-safe, placed in the URLs of `put`, `s3-post`, `request` and `verify` and sent to the
 /// fixture backend's `/echo/` route, which records the request target as it arrived: the server must receive each

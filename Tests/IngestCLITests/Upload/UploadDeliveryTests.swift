@@ -2,10 +2,10 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestJournal
 @testable import IngestNetwork
+@testable import IngestTestSupport
 
 /// No false success on upload: a server that stops reading the body and answers 200 (or 204) anyway has not
 /// received the file. curl ends such a transfer without error; only its count of bytes sent tells, and every

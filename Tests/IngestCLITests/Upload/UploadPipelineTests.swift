@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
 @testable import IngestJournal
+@testable import IngestTestSupport
 
 /// The request and upload stages end to end: the `ingest` binary runs pipelines against the fixture backend
 /// (Tests/Fixtures/backend.py), and assertions are about what the server received.

@@ -2,11 +2,11 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
 @testable import IngestCore
 @testable import IngestJournal
 @testable import IngestNetwork
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// What a run does when the network or the user gets in the way: Ctrl-C in the middle of uploads, retries signed
 /// anew, missing credentials, and each kind of bad address or server answered with a clear message.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 
+@testable import IngestCore
+@testable import IngestTestSupport
+
 /// `-v` on an S3 multipart upload to a real S3 server (SeaweedFS): the create, every part and the complete request
 /// each get their line, and neither the secret key nor a signature appears.
 @Suite(.serialized) struct VerboseS3Tests {

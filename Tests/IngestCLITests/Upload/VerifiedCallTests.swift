@@ -2,10 +2,12 @@ import Foundation
 import IngestNative
 import Testing
 
-@testable import Ingest
+@testable import IngestCheck
 @testable import IngestConfig
+@testable import IngestCore
 @testable import IngestJournal
 @testable import IngestStages
+@testable import IngestTestSupport
 
 /// `verify:` against a backend that does not refuse a repeated completion with 409 (the fixture's
 /// `--accept-repeats`, which counts each repeat it acts on): a complete the journal shows as sent without an answer

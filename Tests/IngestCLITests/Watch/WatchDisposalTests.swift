@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
+@testable import IngestCheck
+@testable import IngestCore
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// Issue 23 §4: under `ingest watch`, a bad file lands in the `on_failure` folder with its report beside it, an
 /// accepted one in the `on_success` folder, and the watcher keeps going: a file landing after them is still taken.

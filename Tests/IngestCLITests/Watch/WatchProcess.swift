@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Ingest
+@testable import IngestTestSupport
 
 /// One `ingest watch` process started for a test in `folder` (inputs under `in/`, the JSON Lines report at
 /// `report.jsonl`, uploads of `method: local` under `out/`), and the helpers that wait on what it does: its report
@@ -90,9 +90,4 @@ func watchPipeline(extra: String = "") -> String {
       - upload: { method: local, dir: out, key: "{{file.name}}" }
 
     """
-}
-
-/// The bytes of `Samples/good/NAME`.
-func sample(_ name: String) throws -> Data {
-    try Data(contentsOf: URL(fileURLWithPath: TestPaths.root + "/Samples/good/" + name))
 }

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCheck
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// `ingest watch` run as a service that is stopped and started again: SIGTERM in the middle of uploads, then a
 /// restart on the same journal, sends nothing twice.

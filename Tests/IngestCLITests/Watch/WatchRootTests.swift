@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCheck
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// Issue 29 §2: the watched folder itself goes away and comes back — removed and made again (a backup job,
 /// `rsync --delete-after`), a symlink pointed elsewhere, a mount point unmounted and mounted again. The watcher says

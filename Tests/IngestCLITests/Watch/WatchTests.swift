@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ingest
+@testable import IngestCore
+@testable import IngestTestSupport
 
 /// `ingest watch` as the real world uses it: writers that take their time, renames into place, folders that appear,
 /// a service stopped mid-upload, an event queue that overflows, and a mount that only polling sees. Each test waits

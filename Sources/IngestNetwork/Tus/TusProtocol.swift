@@ -1,38 +1,11 @@
-import IngestCore
 import Crypto
 import Foundation
+import IngestCore
 import IngestNative
-
-/// The `upload` options only `method: tus` reads.
-package struct TusUploadOptions: Sendable {
-    /// Bytes per PATCH; nil sends the rest of the file in one PATCH.
-    package var chunkSize: ByteSize?
-    package init() {}
-
-    /// 64 KiB … 4 GiB: a smaller piece costs a request per 64 KiB, a larger one is a PATCH no proxy lets through.
-    static let chunkRange: ClosedRange<Int64> = (64 << 10)...(4 << 30)
-
-    static func fields<Root>(_ path: WritableKeyPath<Root, TusUploadOptions>) -> [OptionField<Root>] {
-        [
-            OptionField(
-                "chunk_size", path.appending(path: \.chunkSize),
-                doc:
-                    "tus: bytes per PATCH (64KiB–4GiB), for servers and proxies that limit a request's body or drop "
-                    + "the bytes of a cut one; each piece is acknowledged before the next.",
-                default: "the whole rest of the file in one PATCH")
-        ]
-    }
-
-    func validate(at node: ConfigNode) throws {
-        if let chunkSize, !Self.chunkRange.contains(chunkSize.bytes) {
-            throw node.error("chunk_size must be between 64KiB and 4GiB, found \(chunkSize)")
-        }
-    }
-}
 
 /// What a tus server said about itself in its `OPTIONS` answer (tus 1.0 §5.2): which extensions it speaks and
 /// which checksum algorithms it takes. A server that does not answer `OPTIONS` is taken as core protocol only.
-struct TusCapabilities: Sendable, Equatable {
+package struct TusCapabilities: Sendable, Equatable {
     var extensions: Set<String> = []
     var checksumAlgorithms: [String] = []
     var maxSize: Int64?
@@ -64,7 +37,7 @@ struct TusCapabilities: Sendable, Equatable {
 }
 
 /// The algorithms of tus's checksum extension this client computes, strongest first.
-enum TusChecksum: String, CaseIterable, Sendable {
+package enum TusChecksum: String, CaseIterable, Sendable {
     case sha256, sha1, md5
 
     /// `Upload-Checksum`'s value for `length` bytes at `offset` of the file: `<algorithm> <base64 digest>`, read in
@@ -95,7 +68,7 @@ enum TusChecksum: String, CaseIterable, Sendable {
     }
 }
 
-enum TusHeaders {
+package enum TusHeaders {
     static let version = "1.0.0"
     /// `Upload-Metadata`: `key base64(value)` pairs, comma-separated (tus 1.0 §5.3.1); keys must be ASCII without
     /// spaces or commas (one that is not is left out rather than break the header).
@@ -122,7 +95,7 @@ enum TusHeaders {
 
 /// An upload the journal keeps, written as soon as the server created it, so a run killed at any point resumes the
 /// same upload: its URL and the file it carries (path, size, mtime; a file changed since starts over).
-struct TusJournalEntry: Codable, Equatable, Sendable {
+package struct TusJournalEntry: Codable, Equatable, Sendable {
     var url: String
     var size: Int64
     var modified: Int64

@@ -6,11 +6,36 @@ import IngestTemplates
 /// `method: local`: an atomic copy into `dir` under the rendered `key` (a temporary file renamed into place, never a
 /// half-written file at the key); a key or a symlink that leads outside `dir` fails the file.
 struct LocalUpload: UploadMethod {
-    let options: UploadStage.Options
+    static let name = "local"
+    static let summary = "copy into `dir`"
+
+    struct Options: StageOptions, Sendable {
+        var key: Template?
+        var dir = ""
+        var overwrite = true
+        init() {}
+
+        static var fields: [OptionField<Options>] {
+            [
+                UploadFields.key(\.key, doc: "Path under `dir`"),
+                OptionField("dir", \.dir, doc: "Destination folder; nothing is written outside it.", required: true),
+                OptionField("overwrite", \.overwrite, doc: "Replace an existing file at the key.", default: "true"),
+            ]
+        }
+    }
+
+    let key: Template
+    let root: String
+    let overwrite: Bool
+
+    init(options: Options, stage: UploadStage.Options) throws {
+        key = try options.key ?? stage.defaultKey()
+        root = options.dir
+        overwrite = options.overwrite
+    }
 
     func upload(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
-        let key = try options.renderedKey(scope)
-        let root = options.dir ?? "."
+        let key = try scope.sanitizedKey(try self.key.render(scope))
         if let tap = context.rehearsal(for: item, stage: UploadStage.name, success: 200) {
             return try rehearse(item, key: key, root: root, tap: tap, context: context)
         }
@@ -40,7 +65,7 @@ struct LocalUpload: UploadMethod {
         let bytes: Int64
         do {
             bytes = try AtomicCopy.copy(
-                from: item.artifact, to: finalPath, replace: options.overwrite, observer: observer,
+                from: item.artifact, to: finalPath, replace: overwrite, observer: observer,
                 expected: item.validatedArtifact)
         } catch {
             throw ItemFailed(

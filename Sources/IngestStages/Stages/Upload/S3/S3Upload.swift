@@ -7,17 +7,23 @@ import IngestTemplates
 /// `method: s3`: a SigV4-signed upload straight into a bucket through `S3Uploader` (one PUT, or multipart above the
 /// threshold); the key, `metadata` (as `x-amz-meta-*`) and headers are rendered per file.
 struct S3Upload: UploadMethod {
-    let options: UploadStage.Options
+    static let name = "s3"
+    static let summary = "SigV4-signed upload into `bucket`, multipart for large files"
+
+    let options: Options
+    let key: Template
     let uploader: S3Uploader?
     /// Why `method: s3` cannot upload (no credentials or region): `checkReadyToRun` fails `ingest run` with it before
     /// any file is read, while `ingest validate` and `ingest lint`, which send nothing, need no credentials.
     let problem: String?
 
-    init(options: UploadStage.Options, limiter: RateLimiter?) throws {
+    init(options: Options, stage: UploadStage.Options) throws {
         self.options = options
+        key = try options.key ?? stage.defaultKey()
         do {
             uploader = try S3Uploader(
-                stage: UploadStage.name, options: options.s3, network: options.network, limiter: limiter)
+                stage: UploadStage.name, options: options.client, network: options.network,
+                limiter: options.network.rate.map(RateLimiter.init(rate:)))
             problem = nil
         } catch let error as S3UploadConfigurationError {
             uploader = nil
@@ -36,8 +42,8 @@ struct S3Upload: UploadMethod {
             throw ItemFailed(
                 stage: UploadStage.name, rule: .credentials, message: problem ?? "method s3 without an uploader")
         }
-        let key = try options.renderedKey(scope)
-        let contentType = try options.renderedContentType(item, scope: scope)
+        let key = try scope.sanitizedKey(try self.key.render(scope))
+        let contentType = try UploadStage.contentType(options.contentType, of: item, scope: scope)
         let headers = try renderedHeaders(scope)
         if let tap = context.rehearsal(for: item, stage: UploadStage.name, success: 200) {
             let result = try s3.rehearse(
@@ -78,7 +84,7 @@ struct S3Upload: UploadMethod {
     /// `metadata` as `x-amz-meta-*` headers, then the extra `headers`, rendered.
     private func renderedHeaders(_ scope: TemplateScope) throws -> [(String, String)] {
         var headers: [(String, String)] = []
-        for entry in options.s3.metadata.entries {
+        for entry in options.metadata.entries {
             let value = try entry.value.render(scope)
             // Header values cannot carry CR/LF; S3 stores metadata as US-ASCII text.
             guard !value.contains(where: { $0.isNewline }), value.allSatisfy(\.isASCII) else {

@@ -7,15 +7,44 @@ import IngestTemplates
 /// `method: s3-post`: an S3 presigned POST — the ticket's form fields in their order, then the file as the last
 /// part of a multipart/form-data body (`MultipartForm`). The POST policy is checked before a byte is sent.
 struct S3PostUpload: SignedURLUpload {
-    let options: UploadStage.Options
+    static let name = "s3-post"
+    static let summary = "S3 presigned POST form"
+
+    struct Options: StageOptions, Sendable {
+        var signed = SignedURLOptions()
+        var formFields: TemplateValue?
+        init() {}
+
+        static var fields: [OptionField<Options>] {
+            var declared = SignedURLOptions.fields(\Options.signed, expect: "[204] or success_action_status")
+            let form = OptionField<Options>(
+                "fields", \.formFields,
+                doc:
+                    "The ticket's form fields, sent in order before the file (`{{ticket.upload_fields}}` or a mapping).",
+                required: true)
+            declared.insert(form, at: 1)
+            return declared
+        }
+
+        func validate(at node: ConfigNode) throws { try signed.validate(at: node) }
+    }
+
+    let signed: SignedURLOptions
+    let formFields: TemplateValue?
     let limiter: RateLimiter?
+
+    init(options: Options, stage: UploadStage.Options) {
+        signed = options.signed
+        formFields = options.formFields
+        limiter = signed.network.rate.map(RateLimiter.init(rate:))
+    }
 
     func request(
         for item: Item, url: String, headers: [(name: String, value: String)], contentType: String,
         scope: TemplateScope
     ) throws -> (request: HTTPRequest, expected: [Int]) {
         let fields = try Self.formFields(
-            Rehearsal.placeholderFields(try (options.fields ?? .object([])).render(scope), item: item),
+            Rehearsal.placeholderFields(try (formFields ?? .object([])).render(scope), item: item),
             stage: UploadStage.name)
         let form = MultipartForm(
             fields: fields, fileName: item.artifactName,
@@ -27,7 +56,7 @@ struct S3PostUpload: SignedURLUpload {
             body: HTTPBody(head: form.head, file: try item.sendableSlice(), tail: form.tail))
         request.headers.append(("Content-Type", "multipart/form-data; boundary=\(form.boundary)"))
         let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
-        let expected = options.expect ?? [declared ?? 204]
+        let expected = signed.expect ?? [declared ?? 204]
         try Self.checkPolicy(fields, fileName: item.artifactName, fileSize: request.body?.file?.size ?? 0)
         return (request, expected)
     }

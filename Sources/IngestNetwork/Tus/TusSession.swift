@@ -1,12 +1,17 @@
-import IngestCore
-import IngestJournal
-import IngestNetwork
 import Foundation
+import IngestCore
 import IngestNative
 
-/// One file's tus upload: the requests of `TusUpload`, the upload URL and the offset the server confirmed.
-struct TusSession {
-    let options: UploadStage.Options
+/// One file's tus upload (the client of `upload`'s `method: tus`): the requests, the upload URL and the offset the
+/// server confirmed. `OPTIONS` tells what the server speaks; a `POST` to the endpoint creates the upload, whose URL
+/// goes to the journal at once; `PATCH`es carry the file from the server's offset, and a run cut short resumes the
+/// same upload from the offset `HEAD` reports.
+package struct TusSession {
+    /// The stage the requests and failures are told under (`upload`).
+    let stage: String
+    let network: NetworkOptions
+    /// Bytes per PATCH; nil sends the rest of the file in one.
+    let chunkSize: Int64?
     let limiter: RateLimiter?
     let context: StageContext
     let item: Item
@@ -28,13 +33,22 @@ struct TusSession {
 
     /// Names the file by its absolute path, as the journal names it (not as the input was typed): a run started
     /// from another folder, or another worker of a shared journal, finds the same upload.
-    var journalKey: String { TusJournalEntry.key(endpoint: endpoint, path: JournalRecord.canonicalRoot(file.path)) }
+    let journalKey: String
 
-    init(
-        options: UploadStage.Options, limiter: RateLimiter?, context: StageContext, item: Item, endpoint: String,
-        file: HTTPBody.FileSlice, headers: [(name: String, value: String)], metadata: [(String, String)]
+    /// Starts over (404/410 on an upload, or a file changed since it was created) at most this often per file.
+    static let maxRestarts = 3
+    /// 409s and checksum refusals (460) answered by asking `HEAD` again before the file fails.
+    static let maxReconciles = 5
+
+    /// `journalPath` is the file's absolute path as the journal names it (`JournalRecord.canonicalRoot`).
+    package init(
+        stage: String, network: NetworkOptions, chunkSize: Int64?, limiter: RateLimiter?, context: StageContext,
+        item: Item, endpoint: String, file: HTTPBody.FileSlice, journalPath: String,
+        headers: [(name: String, value: String)], metadata: [(String, String)]
     ) {
-        self.options = options
+        self.stage = stage
+        self.network = network
+        self.chunkSize = chunkSize
         self.limiter = limiter
         self.context = context
         self.item = item
@@ -42,11 +56,12 @@ struct TusSession {
         self.file = file
         self.headers = headers
         self.metadata = metadata
-        origins = OriginRule(configuredFor: endpoint, allowing: options.network.allowOrigins)
+        origins = OriginRule(configuredFor: endpoint, allowing: network.allowOrigins)
+        journalKey = TusJournalEntry.key(endpoint: endpoint, path: journalPath)
     }
 
     /// Uploads the file and returns the `as:` result once the server's offset equals its length.
-    mutating func run() throws -> JSONValue {
+    package mutating func run() throws -> JSONValue {
         capabilities = discover()
         if let maxSize = capabilities.maxSize, file.size > maxSize {
             throw fail(.maxBytes, "the file (\(file.size) bytes) is larger than the server's Tus-Max-Size \(maxSize)")
@@ -56,7 +71,7 @@ struct TusSession {
         var restarts = 0
         var reconciles = 0
         while offset < file.size {
-            let length = min(options.tus.chunkSize?.bytes ?? file.size, file.size - offset)
+            let length = min(chunkSize ?? file.size, file.size - offset)
             switch try patch(at: offset, length: length) {
             case .advanced(let next):
                 sent += next - offset
@@ -64,11 +79,11 @@ struct TusSession {
                 reconciles = 0
             case .mismatch(let said):
                 reconciles += 1
-                if reconciles > TusUpload.maxReconciles { throw fail(.status, "PATCH kept failing: \(said)") }
+                if reconciles > Self.maxReconciles { throw fail(.status, "PATCH kept failing: \(said)") }
                 offset = try head(allowGone: false) ?? 0
             case .gone:
                 restarts += 1
-                if restarts > TusUpload.maxRestarts { throw fail(.status, "the server kept forgetting the upload") }
+                if restarts > Self.maxRestarts { throw fail(.status, "the server kept forgetting the upload") }
                 offset = try create()
                 resumedFrom = 0
             }
@@ -98,7 +113,7 @@ struct TusSession {
     }
 
     /// Renders the creation `POST` in a rehearsal (nothing is sent).
-    mutating func rehearse(_ tap: RehearsalTap) throws -> StageOutcome {
+    package mutating func rehearse(_ tap: RehearsalTap) throws -> StageOutcome {
         var exchange = makeExchange()
         exchange.rehearsal = tap
         _ = try exchange.send(creationRequest())
@@ -113,13 +128,13 @@ struct TusSession {
             method: method, url: url,
             headers: origins.headers(headers, for: url) + [("Tus-Resumable", TusHeaders.version)] + extra)
         request.maxResponseBytes = 64 * 1024
-        options.network.apply(to: &request)
+        network.apply(to: &request)
         return request
     }
 
     private func makeExchange() -> Exchange {
         Exchange(
-            stage: UploadStage.name, options: options.network, limiter: limiter, cancellation: context.cancellation,
+            stage: stage, options: network, limiter: limiter, cancellation: context.cancellation,
             logger: context.logger, timings: context.timings, clock: context.settings.clock)
     }
 
@@ -245,7 +260,7 @@ extension TusSession {
     }
 
     /// Ends the upload on the server (`DELETE`, the termination extension) when it offers that, and forgets it.
-    func terminate() {
+    package func terminate() {
         if let url = uploadURL, capabilities.terminates {
             let outcome = try? makeExchange().send(request("DELETE", url))
             if let status = outcome?.response.status {
@@ -256,7 +271,7 @@ extension TusSession {
     }
 
     fileprivate func fail(_ rule: RuleName, _ message: String) -> ItemFailed {
-        ItemFailed(stage: UploadStage.name, rule: rule, message: message)
+        ItemFailed(stage: stage, rule: rule, message: message)
     }
 
     fileprivate func refusal(_ method: String, _ url: String, _ outcome: Exchange.Outcome, expected: String)
@@ -266,7 +281,7 @@ extension TusSession {
         let said = ServerMessage.of(response).map { ": \($0)" } ?? ""
         let attempts = outcome.attempts > 1 ? " after \(outcome.attempts) attempts" : ""
         return ItemFailed(
-            stage: UploadStage.name, rule: .status,
+            stage: stage, rule: .status,
             message: "\(method) \(Redaction.url(url)) answered \(ServerMessage.statusLine(response.status))"
                 + "\(attempts)\(said)\(withheldHint(url, status: response.status))",
             expected: expected, actual: String(response.status))

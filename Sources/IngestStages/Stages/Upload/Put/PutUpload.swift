@@ -7,8 +7,23 @@ import IngestTemplates
 /// `method: put`: the file as the body of a PUT to a signed URL (`{{ticket.upload_url}}`), with the sniffed (or
 /// given) Content-Type unless a header sets it.
 struct PutUpload: SignedURLUpload {
-    let options: UploadStage.Options
+    static let name = "put"
+    static let summary = "PUT to a signed URL"
+
+    struct Options: StageOptions, Sendable {
+        var signed = SignedURLOptions()
+        init() {}
+        static var fields: [OptionField<Options>] { SignedURLOptions.fields(\.signed, expect: "[200]") }
+        func validate(at node: ConfigNode) throws { try signed.validate(at: node) }
+    }
+
+    let signed: SignedURLOptions
     let limiter: RateLimiter?
+
+    init(options: Options, stage: UploadStage.Options) {
+        signed = options.signed
+        limiter = signed.network.rate.map(RateLimiter.init(rate:))
+    }
 
     func request(
         for item: Item, url: String, headers: [(name: String, value: String)], contentType: String,
@@ -19,6 +34,6 @@ struct PutUpload: SignedURLUpload {
         if !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
             request.headers.append(("Content-Type", contentType))
         }
-        return (request, options.expect ?? [200])
+        return (request, signed.expect ?? [200])
     }
 }

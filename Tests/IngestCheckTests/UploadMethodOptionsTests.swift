@@ -5,6 +5,7 @@ import Testing
 @testable import IngestCore
 @testable import IngestStages
 @testable import IngestTemplates
+@testable import IngestTestSupport
 
 /// Each upload method owns its options (`UploadMethod.Options`, in its folder): the `upload` stage reads `method:`
 /// and hands the other keys to that method's spec, so an option of another method is refused from the specs —

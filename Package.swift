@@ -123,25 +123,121 @@ let package = Package(
         .executableTarget(
             name: "ingest",
             dependencies: [
-                "Ingest", "IngestCheck", "NativeCurl", "NativeFFmpeg", "NativeHEIF", "NativeJPEG", "NativePostgres",
-                "NativeSQLite",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "IngestCore", "IngestMedia", "IngestNetwork", "IngestJournal", "IngestStages", "IngestConfig",
+                "IngestRun", "IngestCheck", "NativeCurl", "NativeFFmpeg", "NativeHEIF", "NativeJPEG", "NativePostgres",
+                "NativeSQLite", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Built with -sanitize=fuzzer,address -D INGEST_FUZZ by `make fuzz` (libFuzzer then supplies main); the
         // plain build makes it a replayer: `ingest-fuzz TARGET FILE...` runs files through the same entries.
         .executableTarget(name: "ingest-fuzz", dependencies: ["IngestFuzzing"], path: "Sources/IngestFuzz"),
+        // The tests, one target per layer (as swift-nio has them): each depends only on its layer and the layers that
+        // layer is built on, so a test of IngestCore cannot use IngestStages. The support targets are test harness,
+        // not in the `Ingest` product: servers and processes the tests start (IngestTestSupport, PostgreSQL in
+        // IngestJournalTestSupport), the model's and the stages' test helpers (IngestCoreTestSupport, IngestStagesTestSupport).
+        .target(
+            name: "IngestTestSupport", dependencies: ["NativeSystem", "NativeCurl"], path: "Tests/IngestTestSupport"),
+        .target(
+            name: "IngestJournalTestSupport", dependencies: ["NativePostgres", "IngestTestSupport"],
+            path: "Tests/IngestJournalTestSupport"
+        ),
+        .target(name: "IngestCoreTestSupport", dependencies: ["IngestCore"], path: "Tests/IngestCoreTestSupport"),
+        .target(
+            name: "IngestStagesTestSupport",
+            dependencies: ["IngestCore", "IngestStages", "IngestCoreTestSupport", "IngestTestSupport"],
+            path: "Tests/IngestStagesTestSupport"
+        ),
+        // The Native layer's tests: the C wrappers alone.
         .testTarget(
-            name: "IngestTests",
+            name: "IngestNativeTests",
             dependencies: [
-                "Ingest", "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestJournal",
-                "IngestStages", "IngestConfig",
-                "IngestRun", "IngestCheck", "IngestFuzzing", "NativeSystem", "NativeCurl", "NativeFFmpeg", "NativeJPEG",
-                "NativeHEIF", "NativeExif", "NativeSQLite", "NativePostgres", "NativeXXHash", "NativeZlib",
+                "NativeSystem", "NativeCurl", "NativeFFmpeg", "NativeJPEG", "NativeHEIF", "NativeExif", "NativeSQLite",
+                "NativePostgres", "NativeXXHash", "NativeZlib", "IngestTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestCoreTests",
+            dependencies: ["IngestCore", "IngestTestSupport", "IngestCoreTestSupport", "NativeSystem", "NativeCurl"]
+        ),
+        .testTarget(
+            name: "IngestMediaTests",
+            dependencies: [
+                "IngestMedia", "IngestCore", "IngestTestSupport", "IngestCoreTestSupport", "NativeSystem",
+                "NativeFFmpeg", "NativeJPEG", "NativeHEIF", "NativeExif",
+            ]
+        ),
+        .testTarget(
+            name: "IngestJournalTests",
+            dependencies: [
+                "IngestJournal", "IngestCore", "IngestTestSupport", "IngestCoreTestSupport", "NativeSystem",
+                "NativeSQLite", "NativePostgres",
+            ]
+        ),
+        .testTarget(
+            name: "IngestTemplatesTests",
+            dependencies: [
+                "IngestTemplates", "IngestMedia", "IngestCore", "IngestTestSupport", "IngestCoreTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestNetworkTests",
+            dependencies: [
+                "IngestNetwork", "IngestTemplates", "IngestMedia", "IngestCore", "IngestTestSupport",
+                "IngestCoreTestSupport", "NativeSystem", "NativeCurl",
+            ]
+        ),
+        .testTarget(
+            name: "IngestStagesTests",
+            dependencies: [
+                "IngestStages", "IngestNetwork", "IngestJournal", "IngestTemplates", "IngestMedia", "IngestCore",
+                "IngestTestSupport", "IngestCoreTestSupport", "IngestStagesTestSupport", "NativeSystem",
+                "IngestJournalTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestConfigTests",
+            dependencies: [
+                "IngestConfig", "IngestStages", "IngestNetwork", "IngestJournal", "IngestTemplates", "IngestMedia",
+                "IngestCore", "IngestTestSupport", "IngestCoreTestSupport", "IngestStagesTestSupport",
+                "IngestJournalTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestFuzzingTests",
+            dependencies: [
+                "IngestFuzzing", "IngestConfig", "IngestStages", "IngestNetwork", "IngestTemplates", "IngestMedia",
+                "IngestCore", "IngestTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "IngestRunTests",
+            dependencies: [
+                "IngestRun", "IngestConfig", "IngestStages", "IngestNetwork", "IngestJournal", "IngestTemplates",
+                "IngestMedia", "IngestCore", "IngestTestSupport", "IngestCoreTestSupport", "IngestStagesTestSupport",
+                "NativeSystem", "NativeJPEG", "IngestJournalTestSupport",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            resources: []
+            ]
+        ),
+        .testTarget(
+            name: "IngestCheckTests",
+            dependencies: [
+                "IngestCheck", "IngestRun", "IngestConfig", "IngestStages", "IngestNetwork", "IngestJournal",
+                "IngestTemplates", "IngestMedia", "IngestCore", "IngestTestSupport", "IngestCoreTestSupport",
+                "IngestStagesTestSupport", "NativeCurl", "IngestJournalTestSupport",
+            ]
+        ),
+        // The embedder's view: the `Ingest` product alone (docs/library.md's example, compiled and run).
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "IngestCore", "IngestTestSupport"]),
+        // End to end: the tests that run the built `ingest` (and the documents' commands), over every layer.
+        .testTarget(
+            name: "IngestCLITests",
+            dependencies: [
+                "IngestCheck", "IngestRun", "IngestConfig", "IngestStages", "IngestNetwork", "IngestJournal",
+                "IngestTemplates", "IngestMedia", "IngestCore", "IngestTestSupport", "IngestCoreTestSupport",
+                "IngestStagesTestSupport", "NativeSystem", "NativeCurl", "NativeJPEG", "NativeSQLite", "NativePostgres",
+                "IngestJournalTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

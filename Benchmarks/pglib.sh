@@ -1,5 +1,5 @@
 # Shared by Benchmarks/journal-postgres.sh and Benchmarks/torture.sh: a PostgreSQL of the script's own, started as
-# Tests/IngestTests/Support/PostgresServer.swift starts it (Debian's initdb in a temp folder, 127.0.0.1, a free port,
+# Tests/IngestTestSupport/PostgresServer.swift starts it (Debian's initdb in a temp folder, 127.0.0.1, a free port,
 # fsync off unless FSYNC=on). Sourced, not run. The caller sets PGDIR (a temp folder it removes) and, at exit, stops
 # PG_PID. start_postgres sets BIN, PORT and PG_PID, and defines psql (user ingest, database postgres).
 start_postgres() {

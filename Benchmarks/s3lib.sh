@@ -47,7 +47,7 @@ find_programs() {
 is_elf() { [ -n "$1" ] && [ -x "$1" ] && [ "$(head -c 4 "$1" | tail -c 3)" = ELF ]; }
 
 # Starts SeaweedFS (master, volume, filer, S3 in one process) on IP with eight free ports, as
-# Tests/IngestTests/Support/SeaweedFS.swift does, and waits until an object can be written. Sets ENDPOINT, WEED_PID.
+# Tests/IngestTestSupport/SeaweedFS.swift does, and waits until an object can be written. Sets ENDPOINT, WEED_PID.
 start_weed() {
     local ip="$1"
     mkdir -p "$WORK/data"

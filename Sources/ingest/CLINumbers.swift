@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestConfig
+import IngestCore
 
 // Every number given on the command line is parsed here, against the option's range: `nan`, `inf`, `1e300`,
 // `-1` and integers past 2⁶³ get a message naming the option and what it accepts, never a trap later on.

@@ -1,5 +1,6 @@
 import Foundation
-import Ingest
+import IngestCore
+import IngestRun
 
 /// `ingest run --dry-run`: what it needs besides the run itself.
 enum DryRun {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestCore
 
 /// The `ingest` command: a thin root whose subcommands live in their own files. Exit codes are part of the
 /// interface scripts and CI rely on, so they are mapped here in one place.

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestCore
+import IngestJournal
+import IngestRun
+import IngestStages
 
 /// Where `status` and `report` find the journal.
 struct JournalLocation: ParsableArguments {

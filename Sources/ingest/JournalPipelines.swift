@@ -1,4 +1,4 @@
-import Ingest
+import IngestJournal
 
 /// The pipelines whose files a journal holds, by name, with each one's files per state.
 /// Two pipelines may share a journal (one per folder, or a validate pipeline and an upload one); `status` and

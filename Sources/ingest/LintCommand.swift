@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestCheck
+import IngestConfig
+import IngestCore
 
 struct LintCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestRun
 import Logging
 
 /// `-v`/`-vv` and `--log-format`, shared by `run` and `validate`: what a run says on standard error as it goes.

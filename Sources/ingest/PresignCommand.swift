@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestCore
+import IngestNetwork
 
 /// `ingest presign put|post s3://BUCKET/KEY`: hand out an upload URL or form signed with the caller's AWS
 /// credentials, e.g. to test a pipeline against a bucket without the backend that normally issues tickets.

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestConfig
+import IngestCore
+import IngestMedia
+import IngestRun
 import Synchronization
 
 struct ProbeCommand: ParsableCommand {

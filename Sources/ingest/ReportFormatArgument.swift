@@ -1,5 +1,5 @@
 import ArgumentParser
-import Ingest
+import IngestRun
 
 /// `--report-format` and `report --format` take the enum itself: the parser names the valid values in its error,
 /// and generated shell completions offer them (`ingest --generate-completion-script bash`).

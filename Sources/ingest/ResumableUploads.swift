@@ -1,5 +1,6 @@
 import Foundation
-import Ingest
+import IngestCore
+import IngestJournal
 
 /// The lines `ingest status` shows for multipart uploads a later run resumes: which file, where it goes, and how
 /// much of it S3 already holds (as the journal recorded the parts S3 confirmed).

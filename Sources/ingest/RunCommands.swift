@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestConfig
+import IngestCore
+import IngestJournal
+import IngestRun
 import Logging
 
 /// Options shared by `run` and `validate`.

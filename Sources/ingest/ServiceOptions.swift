@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestRun
 
 /// `--metrics-addr`, shared by `run` and `watch`: Prometheus metrics and a health check while files go through.
 struct ServiceOptions: ParsableArguments {

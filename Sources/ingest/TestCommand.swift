@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestCheck
+import IngestCore
+import IngestRun
 
 /// `ingest test`: runs pipelines' test files (`NAME.test.yml` beside `NAME.yml`) with their stubbed server answers;
 /// nothing is sent. Exit 0 when every case passed, 1 when some failed, 2 when a test file or its pipeline is invalid.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Ingest
+import IngestCore
 
 /// `ingest valdate …`: the parser only says the word was unexpected; a user who misspelt a command wants the one
 /// they meant, as git and cargo say it.

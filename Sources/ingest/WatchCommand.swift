@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import Ingest
+import IngestConfig
+import IngestCore
+import IngestRun
 
 /// `ingest watch`: `run` that goes on over the files landing in the folders until SIGINT or SIGTERM.
 struct WatchCommand: ParsableCommand {

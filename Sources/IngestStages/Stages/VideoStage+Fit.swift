@@ -123,7 +123,7 @@ extension VideoStage {
         settings: VideoEncoderSettings, video: Int, audio: (stream: Int, plan: AudioPlan)?, maxBytes: Int64
     ) throws -> (TranscodeStats, [(bitRate: Int, bytes: Int64)]) {
         let statsPath = outputPath + ".x264-stats"
-        defer { for file in RateControlPass.files(statsPath: statsPath) { unlink(file) } }
+        defer { for file in RateControlPass.files(statsPath: statsPath) { try? FileSystem.remove(file) } }
         var settings = settings
         settings.pass = .first(statsPath: statsPath)
         let first = settings

@@ -1,0 +1,4 @@
+import Testing
+
+@testable import High
+@testable import Low

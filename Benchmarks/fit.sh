@@ -43,6 +43,7 @@ WORK="${1:-$(mktemp -d /tmp/ingest-fit-bench.XXXXXX)}"
 trap 'rm -rf "$WORK"' EXIT
 ff=(ffmpeg -nostdin -hide_banner -loglevel error -y)
 CLIPS="${CLIPS:-$WORK/in}"
+mkdir -p "$WORK"
 mkdir -p "$CLIPS"
 
 # Runs a command under /usr/bin/time; sets wall (s), cpu (user + sys s) and rss (peak resident KiB). A failure ends

@@ -29,6 +29,7 @@ SECONDS_4K="${SECONDS_4K:-600}"
 ROUNDS="${ROUNDS:-1}"
 ff=(ffmpeg -nostdin -hide_banner -loglevel error -y)
 CLIPS="${CLIPS:-$WORK}"
+mkdir -p "$WORK"
 mkdir -p "$CLIPS/in-$SECONDS_1080" "$CLIPS/in4k-$SECONDS_4K"
 
 # Runs a command under /usr/bin/time; sets wall (s), cpu (user + sys s) and rss (peak resident KiB).

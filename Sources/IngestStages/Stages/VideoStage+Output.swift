@@ -40,14 +40,15 @@ extension VideoStage {
             let job = try job(for: before)
             proxy = ProxyJob { taps in
                 let timeout = context.settings.probeTimeout
-                let input = try MediaStageSupport.openInput(item.artifact, probe: before, stage: stage, timeout: timeout)
+                let input = try MediaStageSupport.openInput(
+                    item.artifact, probe: before, stage: stage, timeout: timeout)
                 let stats = try MediaStageSupport.transcode(
                     input: input, plan: job.plan(input), outputPath: path, stage: stage, context: context,
                     size: before.size, taps: taps)
                 let after = try MediaStageSupport.probeOutput(path, stage: stage, timeout: timeout)
-                record(
-                    fact(copy: job.copy, hasAudio: job.hasAudio, before: before, after: after, stats: stats, path: path),
-                    path, after, stats)
+                let fact = fact(
+                    copy: job.copy, hasAudio: job.hasAudio, before: before, after: after, stats: stats, path: path)
+                record(fact, path, after, stats)
                 var reading = FramePassCounts()
                 reading.add(stats)
                 return (reading, stats.videoFramesDecoded > 0)

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeFFmpeg
 
 /// A stage that makes a named output from the recording's frames (`poster`, `thumbnails`, `video` with `output:`).
 /// Consecutive ones share one demux and decode pass: the runner gives them to `FramePass.run` together.

@@ -4,7 +4,6 @@ import Testing
 @testable import Ingest
 @testable import IngestCore
 @testable import IngestMedia
-@testable import IngestNative
 @testable import IngestStages
 
 /// The fit rules `FitStageTests` leaves out: a fitted proxy beside the file, an output that overshoots every time

@@ -1,5 +1,7 @@
 import Foundation
 import IngestCore
+import IngestMedia
+import NativeFFmpeg
 
 /// `video` with `output: NAME`: the video made within the stage's limits becomes a named output (a proxy) beside
 /// the file instead of replacing it, made in the frame pass it shares with `poster` and `thumbnails`. With `fit:` the

@@ -10,9 +10,10 @@
 #     Goal: ingest ≤ 0.7× the three commands' summed wall time, outputs of the same size class.
 #  2. memory: the same three outputs of a 3840×2160 clip: peak RSS of the whole run.
 # Knobs (environment):
-#   SECONDS_1080=600   length of the 1080p30 clip (the issue's 10 minutes)
+#   SECONDS_1080=600   length of the 1080p30 clip (the issue's 10 minutes; 0 skips section 1)
 #   SECONDS_4K=600     length of the 2160p30 clip for the memory figure (0 skips it)
-#   ROUNDS=1           rounds of section 1 (best wall time of each side is kept)
+#   ROUNDS=1           rounds of section 1 (best wall time of each side is kept; the two sides alternate)
+#   CLIPS=dir          keep the generated clips there and reuse them (default: made in WORKDIR, removed)
 #   INGEST=path        an ingest binary (default: a release build made here)
 # Usage: bash Benchmarks/outputs.sh [WORKDIR]   (WORKDIR defaults to a temp dir, removed afterwards)
 set -euo pipefail
@@ -27,7 +28,9 @@ SECONDS_1080="${SECONDS_1080:-600}"
 SECONDS_4K="${SECONDS_4K:-600}"
 ROUNDS="${ROUNDS:-1}"
 ff=(ffmpeg -nostdin -hide_banner -loglevel error -y)
-mkdir -p "$WORK/in" "$WORK/in4k"
+CLIPS="${CLIPS:-$WORK}"
+mkdir -p "$WORK"
+mkdir -p "$CLIPS/in-$SECONDS_1080" "$CLIPS/in4k-$SECONDS_4K"
 
 # Runs a command under /usr/bin/time; sets wall (s), cpu (user + sys s) and rss (peak resident KiB).
 measure() {
@@ -67,36 +70,48 @@ ffmpeg_outputs() { # INPUT DURATION — sets wall and cpu: the three commands' s
 }
 size() { stat -c %s "$1"; }
 
-echo "== speed: poster + 12-frame sheet + 720p proxy of a ${SECONDS_1080} s 1080p30 clip =="
-"${ff[@]}" -f lavfi -i "testsrc2=size=1920x1080:rate=30,noise=c0s=8:allf=t" \
-    -f lavfi -i "sine=frequency=440:sample_rate=48000" -t "$SECONDS_1080" -ac 2 \
-    -c:v libx264 -preset ultrafast -crf 20 -pix_fmt yuv420p -c:a aac -b:a 128k "$WORK/in/game.mov"
-ls -l "$WORK/in/game.mov" | awk '{printf "input: %.1f MB\n", $5/1e6}'
-best_ff=999999 best_in=999999
-for _ in $(seq "$ROUNDS"); do
-    ffmpeg_outputs "$WORK/in/game.mov" "$SECONDS_1080"
-    best_ff=$(echo "if ($wall < $best_ff) $wall else $best_ff" | bc -l)
-    ff_cpu=$cpu
-    ingest_outputs "$WORK/in"
-    best_in=$(echo "if ($wall < $best_in) $wall else $best_in" | bc -l)
-    in_rss=$rss in_cpu=$cpu
-done
-printf '  ffmpeg ×3  %7.2f s wall  %7.2f s CPU  poster %s B  sheet %s B  proxy %s B\n' "$best_ff" "$ff_cpu" \
-    "$(size "$WORK/ff-poster.jpg")" "$(size "$WORK/ff-sheet.jpg")" "$(size "$WORK/ff-proxy.mp4")"
-printf '  ingest     %7.2f s wall  %7.2f s CPU  %7d KiB peak RSS  poster %s B  sheet %s B  proxy %s B\n' \
-    "$best_in" "$in_cpu" "$in_rss" "$(size "$(find "$WORK/out" -name '*.poster.jpg')")" \
-    "$(size "$(find "$WORK/out" -name '*.sheet.jpg')")" "$(size "$(find "$WORK/out" -name '*.proxy.mp4')")"
-printf '  ratio ingest / (ffmpeg ×3): wall %.2fx (goal ≤ 0.70x), CPU %.2fx\n' "$(echo "$best_in / $best_ff" | bc -l)" \
-    "$(echo "$in_cpu / $ff_cpu" | bc -l)"
+if [ "$SECONDS_1080" != 0 ]; then
+    echo "== speed: poster + 12-frame sheet + 720p proxy of a ${SECONDS_1080} s 1080p30 clip =="
+    clip="$CLIPS/in-$SECONDS_1080/game.mov"
+    [ -s "$clip" ] || nice -n 5 "${ff[@]}" -f lavfi -i "testsrc2=size=1920x1080:rate=30,noise=c0s=8:allf=t" \
+        -f lavfi -i "sine=frequency=440:sample_rate=48000" -t "$SECONDS_1080" -ac 2 \
+        -c:v libx264 -preset ultrafast -crf 20 -pix_fmt yuv420p -c:a aac -b:a 128k "$clip"
+    ls -l "$clip" | awk '{printf "input: %.1f MB\n", $5/1e6}'
+    best_ff=999999 best_in=999999
+    for round in $(seq "$ROUNDS"); do
+        echo "-- round $round, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+        for side in $([ $((round % 2)) = 1 ] && echo "ffmpeg ingest" || echo "ingest ffmpeg"); do
+            if [ "$side" = ffmpeg ]; then
+                ffmpeg_outputs "$clip" "$SECONDS_1080"
+                best_ff=$(echo "if ($wall < $best_ff) $wall else $best_ff" | bc -l)
+                ff_cpu=$cpu
+            else
+                ingest_outputs "$(dirname "$clip")"
+                best_in=$(echo "if ($wall < $best_in) $wall else $best_in" | bc -l)
+                in_rss=$rss in_cpu=$cpu
+            fi
+            printf '     %s: %.2f s wall, %.2f s CPU\n' "$side" "$wall" "$cpu"
+        done
+    done
+    printf '  ffmpeg ×3  %7.2f s wall  %7.2f s CPU  poster %s B  sheet %s B  proxy %s B\n' "$best_ff" "$ff_cpu" \
+        "$(size "$WORK/ff-poster.jpg")" "$(size "$WORK/ff-sheet.jpg")" "$(size "$WORK/ff-proxy.mp4")"
+    printf '  ingest     %7.2f s wall  %7.2f s CPU  %7d KiB peak RSS  poster %s B  sheet %s B  proxy %s B\n' \
+        "$best_in" "$in_cpu" "$in_rss" "$(size "$(find "$WORK/out" -name '*.poster.jpg')")" \
+        "$(size "$(find "$WORK/out" -name '*.sheet.jpg')")" "$(size "$(find "$WORK/out" -name '*.proxy.mp4')")"
+    printf '  ratio ingest / (ffmpeg ×3): wall %.2fx (goal ≤ 0.70x), CPU %.2fx\n' "$(echo "$best_in / $best_ff" | bc -l)" \
+        "$(echo "$in_cpu / $ff_cpu" | bc -l)"
+fi
 
 if [ "$SECONDS_4K" != 0 ]; then
-    echo "== memory: the same three outputs of a ${SECONDS_4K} s 2160p30 clip =="
-    "${ff[@]}" -f lavfi -i "testsrc2=size=3840x2160:rate=30" -f lavfi -i "sine=frequency=440:sample_rate=48000" \
-        -t "$SECONDS_4K" -ac 2 -c:v libx264 -preset ultrafast -crf 23 -pix_fmt yuv420p -c:a aac "$WORK/in4k/uhd.mov"
-    ls -l "$WORK/in4k/uhd.mov" | awk '{printf "input: %.1f MB\n", $5/1e6}'
-    ingest_outputs "$WORK/in4k"
+    echo "== memory: the same three outputs of a ${SECONDS_4K} s 2160p30 clip, load average $(cut -d' ' -f1-3 /proc/loadavg) =="
+    clip="$CLIPS/in4k-$SECONDS_4K/uhd.mov"
+    [ -s "$clip" ] || nice -n 5 "${ff[@]}" -f lavfi -i "testsrc2=size=3840x2160:rate=30" \
+        -f lavfi -i "sine=frequency=440:sample_rate=48000" -t "$SECONDS_4K" -ac 2 \
+        -c:v libx264 -preset ultrafast -crf 23 -pix_fmt yuv420p -c:a aac "$clip"
+    ls -l "$clip" | awk '{printf "input: %.1f MB\n", $5/1e6}'
+    ingest_outputs "$(dirname "$clip")"
     printf '  ingest  %7.2f s wall  %7d KiB peak RSS\n' "$wall" "$rss"
-    measure "${ff[@]}" -i "$WORK/in4k/uhd.mov" -vf scale=-2:720 -c:v libx264 -preset veryfast -crf 23 -c:a aac \
+    measure "${ff[@]}" -i "$clip" -vf scale=-2:720 -c:v libx264 -preset veryfast -crf 23 -c:a aac \
         -b:a 128k -movflags +faststart "$WORK/ff-proxy4k.mp4"
     printf '  ffmpeg proxy alone  %7.2f s wall  %7d KiB peak RSS\n' "$wall" "$rss"
 fi

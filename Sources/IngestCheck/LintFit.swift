@@ -4,12 +4,15 @@ import IngestCore
 extension PipelineLinter {
     /// A `validate` `max_bytes` before a `video`/`audio` stage with `fit`: the size rule rejects, on the original,
     /// files that `fit` would have brought under the limit. A size rule after the fitting stage checks what is sent.
+    /// A stage with `output:` fits its output (a proxy), not the file, so a size rule before it rejects nothing `fit`
+    /// would save.
     func sizeRulesBeforeFit() -> [(location: SourceLocation, message: String)] {
         var found: [(location: SourceLocation, message: String)] = []
         for (index, entry) in stages.enumerated() where entry.name == "validate" {
             guard let maxBytes = entry.optionNode("max_bytes") else { continue }
             let fitting = stages[(index + 1)...].first { later in
                 ["video", "audio"].contains(later.name ?? "") && later.optionNode("fit") != nil
+                    && later.optionNode("output") == nil
             }
             guard let fitting, let stageName = fitting.name else { continue }
             let line = fitting.configured?.location.line ?? fitting.item.location.line

@@ -27,6 +27,8 @@ import Testing
             "  - validate: { extensions: [mov] }\n  - video: { fit: { max_bytes: 100MB } }\n  - validate: { max_bytes: 100MB }",
             "  - validate: { max_bytes: 100MB }\n  - video: { crf: 23 }",
             "  - validate: { max_bytes: 25MB }\n  - probe:",
+            // A fitted proxy: the limit is the proxy's, the file is sent as it is.
+            "  - validate: { max_bytes: 20GB }\n  - video: { output: proxy, fit: { max_bytes: 100MB } }",
         ] {
             let issues = Pipeline.lint(
                 yaml: "version: 1\nname: x\nstages:\n\(stages)\n", source: "l.yml", environment: [:])

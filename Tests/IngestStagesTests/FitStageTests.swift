@@ -82,7 +82,9 @@ import Testing
         #expect("\(failure.stage).\(failure.rule)" == "video.cannot_fit")
         #expect(failure.message.contains("4.0 s"))
         #expect(failure.message.contains("150000 bytes"))
-        #expect(failure.message.contains("needs"))
+        // The needed rate: 640×360 at 25 fps and 0.05 bits per pixel is 288 kbit/s, plus 128 kbit/s of AAC.
+        #expect(failure.message.contains("needs 416 kbit/s"), "\(failure.message)")
+        #expect(failure.message.contains("the limit leaves 15"), "\(failure.message)")
         #expect(folder.filesInWork().isEmpty)
     }
 
@@ -128,7 +130,7 @@ import Testing
         let folder = try MediaFolder("fit-retry")
         let input = try noisyClip(folder, "clip.mov", size: "640x360")
         var stage = try video(600_000)
-        stage.fitFirstAttemptScale = 3
+        stage.fitAttemptScales = [3]
         let (item, fact) = try folder.run(stage, input)
         guard case .array(let attempts)? = fact["fit"]?["attempts"] else {
             Issue.record("no attempts in \(String(describing: fact["fit"]))")

@@ -15,39 +15,46 @@ package struct FramePart {
     let finish: (FramePassCounts) throws -> Void
 }
 
-/// A proxy made in the pass: the transcode plan for the opened input, written to `outputPath`.
-package struct ProxyJob {
-    let outputPath: String
-    let plan: (MediaInput) -> TranscodePlan
-    /// Records the proxy from what the transcode did and the written file's probe.
-    let done: (TranscodeStats, ProbeResult) throws -> Void
-}
-
-/// A stage that makes a named output from the recording's frames (`poster`, `thumbnails`, `video` with `output:`).
-/// Consecutive ones share one demux and decode pass: the runner gives them to `FramePass.run` together.
-package protocol FramePassStage: Stage {
-    /// False when this stage does not make an output beside the file (a `video` that replaces it).
-    var joinsFramePass: Bool { get }
-    /// The stage's part of the pass for `item`; nil when there is nothing to make (its output was delivered by an
-    /// earlier run).
-    func framePart(_ item: Item, context: StageContext) throws -> FramePart?
-}
-
-extension FramePassStage {
-    /// Run alone, the stage is a pass of its own.
-    func runAlone(_ item: Item, context: StageContext) throws -> StageOutcome {
-        try FramePass.run([(self, context)], item: item)
-        return .proceed
+extension FramePart {
+    /// A still made from the pass's frames by `tap` (a poster, a sheet): once the pass is over, `make` gives its JPEG,
+    /// what describes it (`{{outputs.NAME.…}}`) and what else the stage's fact says; the JPEG is written to the work
+    /// folder, recorded as output `name`, and the stage's fact made with the pass's counts.
+    static func still(
+        _ item: Item, name: String, stage: String, context: StageContext, tap: any FrameTap,
+        make: @escaping () throws -> (jpeg: [UInt8], details: JSONObject, fact: JSONObject)
+    ) -> FramePart {
+        let path = ItemOutputs.workPath(for: item, stage: stage, fileExtension: "jpg", context: context)
+        return FramePart(stage: stage, tap: tap, proxy: nil) { counts in
+            let still = try make()
+            try FramePass.write(still.jpeg, to: path, stage: stage)
+            ItemOutputs.record(item, name: name, workPath: path, format: "jpeg", details: still.details, stage: stage)
+            var fact = still.details
+            fact["output"] = .string(name)
+            for (key, value) in still.fact.pairs { fact[key] = value }
+            fact["pass"] = FramePass.describe(counts)
+            item.facts[context.resultName ?? stage] = .object(fact)
+        }
     }
+}
+
+/// A proxy made in the pass: one transcode, or a fitted proxy's two passes (and re-encodes), of which one run that
+/// decodes every frame feeds the taps.
+package struct ProxyJob {
+    /// Makes and records the proxy, handing `taps` the decoded frames of one of its runs; returns what all its runs
+    /// read and decoded, and whether the taps were fed (false when the proxy only copied the video).
+    let make: (_ taps: [any FrameTap]) throws -> (counts: FramePassCounts, tapsFed: Bool)
 }
 
 /// One demux and decode of the video stream for every frame-consuming stage given: the first proxy's transcode
 /// feeds the taps; without a proxy a decode-only pass does. A second proxy needs a pass of its own (one encoder per
 /// pass).
 package enum FramePass {
-    package static func run(_ members: [(stage: any FramePassStage, context: StageContext)], item: Item) throws {
-        guard let (_, context) = members.first else { return }
-        let parts = try members.compactMap { try $0.stage.framePart(item, context: $0.context) }
+    /// Runs `parts` (the group's stages' shares, in order) over `item`; `open` opens the item's file for a
+    /// decode-only pass, failures naming `stage`.
+    static func run(
+        _ parts: [FramePart], item: Item, context: StageContext,
+        open: (_ probe: ProbeResult, _ stage: String) throws -> MediaInput
+    ) throws {
         guard let first = parts.first else { return }
         let stage = first.stage
         let before = try context.probe(item, stage: stage)
@@ -57,38 +64,25 @@ package enum FramePass {
         var counts = FramePassCounts()
         var tapsFed = false
         for (index, proxy) in proxies.enumerated() {
-            let shared = index == 0 ? taps : []
-            let input = try MediaStageSupport.openInput(
-                item.artifact, probe: before, stage: stage, timeout: context.settings.probeTimeout)
-            let stats = try MediaStageSupport.transcode(
-                input: input, plan: proxy.plan(input), outputPath: proxy.outputPath, stage: stage, context: context,
-                size: before.size, taps: shared)
-            counts.packetsRead += stats.packetsRead
-            counts.videoFramesDecoded += stats.videoFramesDecoded
-            if index == 0 { tapsFed = stats.videoFramesDecoded > 0 }
-            try proxy.done(
-                stats,
-                try MediaStageSupport.probeOutput(
-                    proxy.outputPath, stage: stage, timeout: context.settings.probeTimeout))
+            let made = try proxy.make(index == 0 ? taps : [])
+            counts.add(made.counts)
+            if index == 0 { tapsFed = made.tapsFed }
         }
         // A proxy that copies the video decodes nothing: the taps then get a decode pass of their own.
         if !taps.isEmpty && !tapsFed {
-            let decoded = try decodeOnly(item, probe: before, taps: taps, stage: stage, context: context)
-            counts.packetsRead += decoded.packetsRead
-            counts.videoFramesDecoded += decoded.videoFramesDecoded
+            let input = try open(before, stage)
+            counts.add(try decodeOnly(input, probe: before, taps: taps, stage: stage, context: context))
         }
         for part in parts { try part.finish(counts) }
     }
 
     /// Demux and decode for the taps alone.
     private static func decodeOnly(
-        _ item: Item, probe: ProbeResult, taps: [any FrameTap], stage: String, context: StageContext
+        _ input: MediaInput, probe: ProbeResult, taps: [any FrameTap], stage: String, context: StageContext
     ) throws -> FramePassCounts {
         guard let video = probe.videoStreams.first else {
             throw ItemFailed(stage: stage, rule: .noVideo, message: "the file has no video stream")
         }
-        let input = try MediaStageSupport.openInput(
-            item.artifact, probe: probe, stage: stage, timeout: context.settings.probeTimeout)
         do {
             return try FrameDecodePass(
                 input: input, stream: video.index, taps: taps, strict: false,
@@ -127,5 +121,18 @@ package enum FramePass {
             throw ItemFailed(stage: stage, rule: .noVideo, message: "the file has no video stream")
         }
         return (probe, video)
+    }
+}
+
+extension FramePassCounts {
+    /// Adds another run's reading and decoding: a group's counts sum every pass it made.
+    mutating func add(_ other: FramePassCounts) {
+        packetsRead += other.packetsRead
+        videoFramesDecoded += other.videoFramesDecoded
+    }
+
+    /// Adds what one transcode read and decoded.
+    mutating func add(_ stats: TranscodeStats) {
+        add(FramePassCounts(packetsRead: stats.packetsRead, videoFramesDecoded: stats.videoFramesDecoded))
     }
 }

@@ -7,11 +7,11 @@ import NativeSystem
 extension MediaStageSupport {
     /// One transcode of the item into a temp file beside `outputPath`, kept (renamed into place) only when it is at
     /// or under `maxBytes` (nil: never kept, a pass 1). `progressShare` (index, count) maps this run's progress
-    /// into its part of the whole.
+    /// into its part of the whole; `taps` get every decoded video frame (a poster, a sheet made in the same pass).
     static func transcodeOnce(
         _ item: Item, _ before: ProbeResult, _ stage: String, _ outputPath: String, _ context: StageContext,
-        maxBytes: Int64?,
-        progressShare: (Int64, Int64) = (0, 1), plan makePlan: (MediaInput) -> TranscodePlan
+        maxBytes: Int64?, progressShare: (Int64, Int64) = (0, 1), taps: [any FrameTap] = [],
+        plan makePlan: (MediaInput) -> TranscodePlan
     ) throws -> (stats: TranscodeStats, bytes: Int64, kept: Bool) {
         let input = try MediaStageSupport.openInput(
             item.artifact, probe: before, stage: stage, timeout: context.settings.probeTimeout)
@@ -19,7 +19,8 @@ extension MediaStageSupport {
         var kept = false
         let (stats, bytes) = try MediaStageSupport.transcodeToTemporary(
             input: input, plan: makePlan(input), outputPath: outputPath, stage: stage, context: context,
-            progress: { context.reportProgress(done: (progressShare.0 * size + $0) / progressShare.1, total: size) }
+            progress: { context.reportProgress(done: (progressShare.0 * size + $0) / progressShare.1, total: size) },
+            taps: taps
         ) { temporary in
             guard let maxBytes, let written = try? FileStatus(path: temporary.temporaryPath, followLinks: true).size,
                 written <= maxBytes

@@ -57,25 +57,17 @@ package struct PosterStage: FramePassStage {
             PosterPicker.Settings(
                 at: options.at?.seconds, quality: options.quality.libjpeg, maxSide: options.maxSide ?? Int.max,
                 rotation: video.rotation ?? 0))
-        let path = ItemOutputs.workPath(for: item, stage: stage, fileExtension: "jpg", context: context)
-        return FramePart(stage: stage, tap: picker, proxy: nil) { counts in
+        return FramePart.still(item, name: options.output, stage: stage, context: context, tap: picker) {
             guard let poster = try picker.poster() else {
                 throw ItemFailed(
                     stage: stage, rule: .corrupt, message: "no video frame could be decoded for the poster")
             }
-            try FramePass.write(poster.jpeg, to: path, stage: stage)
             let details: JSONObject = [
                 "width": .int(Int64(poster.width)), "height": .int(Int64(poster.height)),
                 "time": .double((poster.time * 1000).rounded() / 1000),
             ]
-            ItemOutputs.record(
-                item, name: options.output, workPath: path, format: "jpeg", details: details, stage: stage)
-            var fact = details
-            fact["output"] = .string(options.output)
-            fact["chosen"] = .string(
-                options.at != nil ? "at" : poster.clean ? "first clear frame" : "best frame (none clear)")
-            fact["pass"] = FramePass.describe(counts)
-            item.facts[context.resultName ?? stage] = .object(fact)
+            let chosen = options.at != nil ? "at" : poster.clean ? "first clear frame" : "best frame (none clear)"
+            return (poster.jpeg, details, ["chosen": .string(chosen)])
         }
     }
 }

@@ -57,22 +57,15 @@ package struct ThumbnailsStage: FramePassStage {
                 count: options.count, columns: options.columns, quality: options.quality.libjpeg,
                 rotation: video.rotation ?? 0),
             duration: duration)
-        let path = ItemOutputs.workPath(for: item, stage: stage, fileExtension: "jpg", context: context)
-        return FramePart(stage: stage, tap: builder, proxy: nil) { counts in
+        return FramePart.still(item, name: options.output, stage: stage, context: context, tap: builder) {
             guard let sheet = try builder.sheet() else {
                 throw ItemFailed(stage: stage, rule: .corrupt, message: "no video frame could be decoded for the sheet")
             }
-            try FramePass.write(sheet.jpeg, to: path, stage: stage)
             let details: JSONObject = [
                 "width": .int(Int64(sheet.width)), "height": .int(Int64(sheet.height)),
                 "tiles": .int(Int64(sheet.tiles)), "columns": .int(Int64(sheet.columns)),
             ]
-            ItemOutputs.record(
-                item, name: options.output, workPath: path, format: "jpeg", details: details, stage: stage)
-            var fact = details
-            fact["output"] = .string(options.output)
-            fact["pass"] = FramePass.describe(counts)
-            item.facts[context.resultName ?? stage] = .object(fact)
+            return (sheet.jpeg, details, [:])
         }
     }
 }

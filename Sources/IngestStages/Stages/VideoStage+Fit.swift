@@ -19,6 +19,9 @@ extension VideoStage {
         var fit: JSONObject?
         /// Where the result is: the stage's output, or the item's own file when it was passed through untouched.
         var outputPath: String?
+        /// What every run read and decoded (pass 1, pass 2, re-encodes), and whether `taps` were fed.
+        var reading = FramePassCounts()
+        var tapsFed = false
     }
 
     /// The transcode job for one input: the output container, faststart, the two streams' plans, metadata kept.
@@ -32,14 +35,15 @@ extension VideoStage {
     }
 
     /// Passes a compliant recording that fits through (streams copied); otherwise plans and runs the fitted encode.
+    /// `taps` get the decoded frames of the first run that decodes them all (pass 1), when one runs.
     func runFitted(
-        _ item: Item, before: ProbeResult, streams: (video: StreamInfo, audio: StreamInfo?),
-        target: (width: Int, height: Int), swapped: Bool, copy: (video: Bool, audio: Bool), to outputPath: String,
-        maxBytes: Int64, context: StageContext
+        _ item: Item, before: ProbeResult, streams: Streams, to outputPath: String, maxBytes: Int64,
+        context: StageContext, taps: [any FrameTap] = []
     ) throws -> Encoded {
-        let (video, audio) = streams
+        let (video, audio, copy) = (streams.video, streams.audio, streams.copy)
         let audioPlan = audio.map { (stream: $0.index, plan: copy.audio ? AudioPlan.copy : audioEncoding($0)) }
         var fact: JSONObject = ["max_bytes": .int(maxBytes)]
+        var reading = FramePassCounts()
         let sameContainer = before.content == (options.container == .mov ? .quicktime : .mp4)
         if copy.video, copy.audio, before.size <= maxBytes, sameContainer {
             // What the user recorded, byte for byte: no remux, no work file.
@@ -55,14 +59,18 @@ extension VideoStage {
             ) { input in
                 transcodePlan(input, video: (video.index, .copy), audio: audioPlan)
             }
+            reading.add(run.stats)
             if run.kept {
                 fact["action"] = .string("remuxed")
                 fact["bytes"] = .int(run.bytes)
-                return try encoded(run.stats, outputPath, videoCopied: true, audioCopied: true, fit: fact, context)
+                var done = try encoded(run.stats, outputPath, videoCopied: true, audioCopied: true, fit: fact, context)
+                done.reading = reading
+                return done
             }
             context.logger?.info("video: fit: the remux came out \(run.bytes) bytes, over \(maxBytes); encoding")
         }
-        let plan = try fitPlan(before, video: video, audio: audio, audioCopied: copy.audio, target, swapped, maxBytes)
+        let plan = try fitPlan(
+            before, video: video, audio: audio, audioCopied: copy.audio, streams.target, streams.quarterTurn, maxBytes)
         let message =
             "video: fit to \(FitPlanner.formatBytes(maxBytes)): \(plan.step) (\(plan.width)×\(plan.height)) at "
             + "\(FitPlanner.formatRate(plan.videoBitRate)), \(plan.bitsPerPixel) bits per pixel"
@@ -74,15 +82,17 @@ extension VideoStage {
         fact["height"] = .int(Int64(plan.height))
         fact["bits_per_pixel"] = .double(plan.bitsPerPixel)
         var settings = encoderSettings(video, width: plan.width, height: plan.height)
-        settings.bitRate = Int(Double(plan.videoBitRate) * fitFirstAttemptScale)
+        settings.bitRate = plan.videoBitRate
         let (stats, attempts) = try twoPass(
             item, before, outputPath, context, settings: settings, video: video.index, audio: audioPlan,
-            maxBytes: maxBytes)
+            maxBytes: maxBytes, taps: taps, reading: &reading)
         fact["video_bit_rate"] = .int(Int64(attempts.last?.bitRate ?? 0))
         fact["attempts"] = .array(
             attempts.map { .object(["bit_rate": .int(Int64($0.bitRate)), "bytes": .int($0.bytes)]) })
         fact["bytes"] = .int(attempts.last?.bytes ?? 0)
-        return try encoded(stats, outputPath, videoCopied: false, audioCopied: copy.audio, fit: fact, context)
+        var done = try encoded(stats, outputPath, videoCopied: false, audioCopied: copy.audio, fit: fact, context)
+        (done.reading, done.tapsFed) = (reading, !taps.isEmpty)
+        return done
     }
 
     /// The step and bit rate for the limit; `cannot_fit` when even the smallest step falls under the floor.
@@ -120,21 +130,26 @@ extension VideoStage {
     /// Pass 1 once (video only, its output thrown away), then pass 2 until the output is at or under `maxBytes`.
     private func twoPass(
         _ item: Item, _ before: ProbeResult, _ outputPath: String, _ context: StageContext,
-        settings: VideoEncoderSettings, video: Int, audio: (stream: Int, plan: AudioPlan)?, maxBytes: Int64
+        settings: VideoEncoderSettings, video: Int, audio: (stream: Int, plan: AudioPlan)?, maxBytes: Int64,
+        taps: [any FrameTap], reading: inout FramePassCounts
     ) throws -> (TranscodeStats, [(bitRate: Int, bytes: Int64)]) {
         let statsPath = outputPath + ".x264-stats"
         defer { for file in RateControlPass.files(statsPath: statsPath) { try? FileSystem.remove(file) } }
         var settings = settings
         settings.pass = .first(statsPath: statsPath)
         let first = settings
-        _ = try MediaStageSupport.transcodeOnce(
-            item, before, Self.name, outputPath + ".pass1", context, maxBytes: nil, progressShare: (0, 2)
+        let pass1 = try MediaStageSupport.transcodeOnce(
+            item, before, Self.name, outputPath + ".pass1", context, maxBytes: nil, progressShare: (0, 2), taps: taps
         ) {
             transcodePlan(
                 $0, video: (video, .encode(first, maxFrameRate: options.maxFPS)), audio: nil, faststart: false)
         }
+        reading.add(pass1.stats)
         var attempts: [(bitRate: Int, bytes: Int64)] = []
+        var rate = settings.bitRate ?? 0
         while attempts.count < FitPlanner.maxAttempts {
+            let scale = attempts.count < fitAttemptScales.count ? fitAttemptScales[attempts.count] : 1
+            settings.bitRate = max(Int(Double(rate) * scale), 1)
             settings.pass = .second(statsPath: statsPath)
             let second = settings
             let run = try MediaStageSupport.transcodeOnce(
@@ -143,13 +158,13 @@ extension VideoStage {
                 transcodePlan($0, video: (video, .encode(second, maxFrameRate: options.maxFPS)), audio: audio)
             }
             attempts.append((second.bitRate ?? 0, run.bytes))
+            reading.add(run.stats)
             if run.kept { return (run.stats, attempts) }
-            let lower = FitPlanner.retryBitRate(
+            rate = FitPlanner.retryBitRate(
                 previous: second.bitRate ?? 0, actualBytes: run.bytes, maxBytes: maxBytes,
                 duration: before.duration ?? 1)
             context.logger?.info(
-                "video: fit: \(run.bytes) bytes is over \(maxBytes); encoding again at \(FitPlanner.formatRate(lower))")
-            settings.bitRate = lower
+                "video: fit: \(run.bytes) bytes is over \(maxBytes); encoding again at \(FitPlanner.formatRate(rate))")
         }
         throw ItemFailed.stillTooLarge(
             stage: Self.name, bytes: attempts.last?.bytes ?? 0, maxBytes: maxBytes, attempts: attempts.count)
@@ -170,41 +185,25 @@ extension VideoStage {
         let stage = Self.name
         let before = try context.probe(item, stage: stage)
         let streams = try streams(of: before)
-        let (video, audio, quarterTurn, target, copy) = (
-            streams.video, streams.audio, streams.quarterTurn, streams.target, streams.copy
-        )
         let outputPath = try MediaStageSupport.outputPath(
             for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
         let done = try runFitted(
-            item, before: before, streams: (video, audio), target: target, swapped: quarterTurn, copy: copy,
-            to: outputPath, maxBytes: maxBytes, context: context)
-        let stats = done.stats
-        let passedThrough = done.outputPath == item.artifact
-
-        var fact = JSONObject()
-        fact["path"] = .string(passedThrough ? item.artifact : outputPath)
-        fact["action"] = .string(
-            passedThrough ? "passed_through" : done.videoCopied && done.audioCopied ? "remuxed" : "transcoded")
-        fact["video"] = .string(done.videoCopied ? "copied" : "encoded")
-        fact["audio"] = .string(audio == nil ? "none" : done.audioCopied ? "copied" : "encoded")
-        fact["rotation"] = .string("kept as display matrix")
-        fact["before"] = MediaStageSupport.describe(before)
-        fact["after"] = MediaStageSupport.describe(done.after)
-        if !done.videoCopied {
-            fact["crf"] = options.bitrate == nil && done.fit == nil ? .int(Int64(options.crf)) : .null
-            fact["preset"] = .string(options.preset)
-            fact["frames_encoded"] = .int(Int64(stats.videoFramesEncoded))
-            fact["frames_dropped"] = .int(Int64(stats.videoFramesDropped))
-        } else {
-            fact["packets_copied"] = .int(Int64(stats.packetsCopied))
-        }
-        if let fit = done.fit { fact["fit"] = .object(fit) }
-        if passedThrough {
+            item, before: before, streams: streams, to: outputPath, maxBytes: maxBytes, context: context)
+        let fact = self.fact(done, before: before, hasAudio: streams.audio != nil, path: outputPath)
+        if done.outputPath == item.artifact {
             item.facts[context.resultName ?? stage] = .object(fact)
             return .proceed
         }
         MediaStageSupport.finish(
-            item, with: outputPath, probe: done.after, stats: stats, fact: fact, stage: stage, context: context)
+            item, with: outputPath, probe: done.after, stats: done.stats, fact: fact, stage: stage, context: context)
         return .proceed
+    }
+
+    /// The stage's fact for a fitted run: the `fit` fact beside what was copied or encoded; `path` where the
+    /// output went unless it was passed through (then the item's own file).
+    func fact(_ done: Encoded, before: ProbeResult, hasAudio: Bool, path: String) -> JSONObject {
+        fact(
+            copy: (done.videoCopied, done.audioCopied), hasAudio: hasAudio, before: before, after: done.after,
+            stats: done.stats, path: done.outputPath ?? path, fit: done.fit)
     }
 }

@@ -118,8 +118,9 @@ package struct VideoStage: FramePassStage {
     static let x264Params = "rc-lookahead=10"
 
     let options: Options
-    /// Scales the first fitted encode's bit rate: tests force an overshoot with it to see the re-encode.
-    var fitFirstAttemptScale = 1.0
+    /// Scales each fitted encode's bit rate, by attempt (1 where none is given): tests force overshoots with it to
+    /// see the re-encode, and the file failed rather than sent oversize.
+    var fitAttemptScales: [Double] = []
     package init(options: Options) throws { self.options = options }
 
     package func run(_ item: Item, context: StageContext) throws -> StageOutcome {
@@ -132,7 +133,8 @@ package struct VideoStage: FramePassStage {
             for: item, fileExtension: options.container.rawValue, stage: stage, context: context)
         let (stats, after) = try MediaStageSupport.transcode(
             item, probe: before, to: outputPath, stage: stage, context: context, plan: job.plan)
-        let fact = self.fact(job, before: before, after: after, stats: stats, path: outputPath)
+        let fact = self.fact(
+            copy: job.copy, hasAudio: job.hasAudio, before: before, after: after, stats: stats, path: outputPath)
         MediaStageSupport.finish(
             item, with: outputPath, probe: after, stats: stats, fact: fact, stage: stage, context: context)
         return .proceed
@@ -191,27 +193,29 @@ package struct VideoStage: FramePassStage {
         return Streams(video: video, audio: audio, quarterTurn: quarterTurn, target: target, copy: copy)
     }
 
-    /// The stage's fact: what was copied or encoded, before and after.
-    func fact(_ job: Job, before: ProbeResult, after: ProbeResult, stats: TranscodeStats, path outputPath: String)
-        -> JSONObject
-    {
-        let copy = job.copy
+    /// The stage's fact: what was copied or encoded, before and after, and how it was fitted (`fit`, when it was).
+    func fact(
+        copy: (video: Bool, audio: Bool), hasAudio: Bool, before: ProbeResult, after: ProbeResult,
+        stats: TranscodeStats, path outputPath: String, fit: JSONObject? = nil
+    ) -> JSONObject {
         var fact = JSONObject()
+        let passedThrough = fit?["action"] == .string("passed through")
         fact["path"] = .string(outputPath)
-        fact["action"] = .string(copy.video && copy.audio ? "remuxed" : "transcoded")
+        fact["action"] = .string(passedThrough ? "passed_through" : copy.video && copy.audio ? "remuxed" : "transcoded")
         fact["video"] = .string(copy.video ? "copied" : "encoded")
-        fact["audio"] = .string(!job.hasAudio ? "none" : copy.audio ? "copied" : "encoded")
+        fact["audio"] = .string(!hasAudio ? "none" : copy.audio ? "copied" : "encoded")
         fact["rotation"] = .string("kept as display matrix")
         fact["before"] = MediaStageSupport.describe(before)
         fact["after"] = MediaStageSupport.describe(after)
         if !copy.video {
-            fact["crf"] = options.bitrate == nil ? .int(Int64(options.crf)) : .null
+            fact["crf"] = options.bitrate == nil && fit == nil ? .int(Int64(options.crf)) : .null
             fact["preset"] = .string(options.preset)
             fact["frames_encoded"] = .int(Int64(stats.videoFramesEncoded))
             fact["frames_dropped"] = .int(Int64(stats.videoFramesDropped))
         } else {
             fact["packets_copied"] = .int(Int64(stats.packetsCopied))
         }
+        if let fit { fact["fit"] = .object(fit) }
         return fact
     }
 

@@ -31,9 +31,8 @@ SYSTEM = {
 }
 # The products of package dependencies whose module name differs from the product's name (none today).
 PRODUCT_MODULES = {}
-# TODO(#32 §1, §3): 0 once s-native (Native ↔ Native), s-clock (Core Clock ↔ Context) and s-media (Stages Outputs ↔
-# Stages) have landed; until then the check holds the count where it is, so that a new pair still fails.
-MAX_MUTUAL_PAIRS = 7
+# No two folders use each other's types, the Native targets' folders included (#32 §3).
+MAX_MUTUAL_PAIRS = 0
 
 IMPORT = re.compile(r'^\s*(?:@\w+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|'
                     r'typealias)\s+)?([A-Za-z_]\w*)', re.M)

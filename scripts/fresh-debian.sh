@@ -180,12 +180,21 @@ install_deb() {
         | sed 's/^/installed with it: /'; echo; dpkg-query -W -f='Depends: \${Depends}\n' ingest" \
         | tee -a "$STOCK_DIR/$mode/times"
     in_root "cd /root/ingest && ingest --version && { ingest validate pipelines/preflight.yml Samples/ \
-        >/tmp/validate.out; echo \"validate: exit code \$? (1: the bad samples)\"; tail -2 /tmp/validate.out; } \
-        && dpkg -L ingest | grep -v '/\.$' | grep -E 'bin/|man|completion|systemd'" || return 1
+        >/tmp/validate.out; status=\$?; echo \"validate: exit code \$status (1: the bad samples)\"; \
+        tail -2 /tmp/validate.out; [ \$status -le 1 ]; } \
+        && dpkg -L ingest | grep -v '/\.$' | grep -E 'bin/|man|completion|systemd|doc'" || return 1
     step "apt-get install systemd" in_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
         --no-install-recommends systemd >/dev/null" || return 1
-    in_root "for unit in \$(dpkg -L ingest | grep '^/lib/systemd/system/.*\.service$'); do \
-        systemd-analyze verify \$unit && echo \"systemd-analyze verify \$unit: ok\"; done"
+    # Each unit file, and the template once more by an instance's name (as `systemctl enable ingest-watch@NAME`
+    # would load it, from the unit path).
+    in_root "getent passwd ingest; status=0; \
+        for unit in \$(dpkg -L ingest | grep '^/lib/systemd/system/.*\.service$'); do \
+            names=\$unit; \
+            case \$unit in *@.service) names=\"\$unit \$(basename \$unit .service)example.service\" ;; esac; \
+            for name in \$names; do \
+                if systemd-analyze verify \$name; then echo \"systemd-analyze verify \$name: ok\"; else status=1; fi; \
+            done; \
+        done; exit \$status"
 }
 
 step_mode() {

@@ -42,10 +42,14 @@ cleanup() {
         done
         sleep 1
     fi
-    local i
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-        umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null \
-            || echo "fresh-debian.sh: could not unmount ${mounted[$i]}" >&2
+    # Every mount under the root, deepest first, as /proc/mounts has them: add_swift's are made in a step's
+    # background subshell, so $mounted (this shell's) does not list them.
+    local target
+    for target in $( (printf '%s\n' "${mounted[@]}"; [ -z "$current_root" ] \
+        || awk -v root="$current_root/" 'index($2, root) == 1 {print $2}' /proc/mounts) | sort -ru); do
+        grep -q " $target " /proc/mounts || continue
+        umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null \
+            || echo "fresh-debian.sh: could not unmount $target" >&2
     done
     mounted=()
     return $status

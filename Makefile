@@ -73,8 +73,9 @@ install: release
 	install -d "$(DESTDIR)$(BINDIR)"
 	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/ingest" "$(DESTDIR)$(BINDIR)/ingest"
 
-# ingest_<version>_<arch>.deb: the release binary (Swift's runtime linked in), the systemd unit, completions, the
-# man page; Depends: from dpkg-shlibdeps. scripts/fresh-debian.sh deb installs it on a minimal Debian 12.
+# ingest_<version>_<arch>.deb: the release binary (Swift's runtime linked in), the systemd units, completions, the
+# man page; Depends: from dpkg-shlibdeps. Built in .build-deb (a static build of its own, so .build stays as it is).
+# scripts/fresh-debian.sh deb installs it on a minimal Debian 12.
 deb: deps
 	@$(call apt_install,$(DEB_APT_PACKAGES))
 	SWIFT=$(SWIFT) bash scripts/make-deb.sh
@@ -154,4 +155,4 @@ format:
 	$(SWIFT) format -i -r --configuration .swift-format Sources Tests
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-deb

@@ -42,10 +42,14 @@ cleanup() {
         done
         sleep 1
     fi
-    local i
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-        umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null \
-            || echo "fresh-debian.sh: could not unmount ${mounted[$i]}" >&2
+    # Every mount under the root, deepest first, as /proc/mounts has them: add_swift's are made in a step's
+    # background subshell, so $mounted (this shell's) does not list them.
+    local target
+    for target in $( (printf '%s\n' "${mounted[@]}"; [ -z "$current_root" ] \
+        || awk -v root="$current_root/" 'index($2, root) == 1 {print $2}' /proc/mounts) | sort -ru); do
+        grep -q " $target " /proc/mounts || continue
+        umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null \
+            || echo "fresh-debian.sh: could not unmount $target" >&2
     done
     mounted=()
     return $status
@@ -180,12 +184,21 @@ install_deb() {
         | sed 's/^/installed with it: /'; echo; dpkg-query -W -f='Depends: \${Depends}\n' ingest" \
         | tee -a "$STOCK_DIR/$mode/times"
     in_root "cd /root/ingest && ingest --version && { ingest validate pipelines/preflight.yml Samples/ \
-        >/tmp/validate.out; echo \"validate: exit code \$? (1: the bad samples)\"; tail -2 /tmp/validate.out; } \
-        && dpkg -L ingest | grep -v '/\.$' | grep -E 'bin/|man|completion|systemd'" || return 1
+        >/tmp/validate.out; status=\$?; echo \"validate: exit code \$status (1: the bad samples)\"; \
+        tail -2 /tmp/validate.out; [ \$status -le 1 ]; } \
+        && dpkg -L ingest | grep -v '/\.$' | grep -E 'bin/|man|completion|systemd|doc'" || return 1
     step "apt-get install systemd" in_root "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
         --no-install-recommends systemd >/dev/null" || return 1
-    in_root "for unit in \$(dpkg -L ingest | grep '^/lib/systemd/system/.*\.service$'); do \
-        systemd-analyze verify \$unit && echo \"systemd-analyze verify \$unit: ok\"; done"
+    # Each unit file, and the template once more by an instance's name (as `systemctl enable ingest-watch@NAME`
+    # would load it, from the unit path).
+    in_root "getent passwd ingest; status=0; \
+        for unit in \$(dpkg -L ingest | grep '^/lib/systemd/system/.*\.service$'); do \
+            names=\$unit; \
+            case \$unit in *@.service) names=\"\$unit \$(basename \$unit .service)example.service\" ;; esac; \
+            for name in \$names; do \
+                if systemd-analyze verify \$name; then echo \"systemd-analyze verify \$name: ok\"; else status=1; fi; \
+            done; \
+        done; exit \$status"
 }
 
 step_mode() {

@@ -17,7 +17,7 @@ import Testing
     /// sentence's final `.` and an ellipsis (`Sources/IngestRun/Watch/…`) are not part of it.
     static func paths(in text: String) -> [(path: String, line: Int)] {
         let pattern = try! NSRegularExpression(
-            pattern: #"(?:^|(?<=[\s`(\["'|]))((?:"# + roots.joined(separator: "|") + #")/[A-Za-z0-9_.+<>*/-]*)"#,
+            pattern: #"(?:^|(?<=[\s`(\["'|]))((?:"# + roots.joined(separator: "|") + #")/[A-Za-z0-9_.+<>*/@-]*)"#,
             options: .anchorsMatchLines)
         var found: [(String, Int)] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -94,12 +94,13 @@ import Testing
         let text = """
             `Sources/Ingest/Watch/WatchTree.swift` and Sources/IngestRun/Watch/…, see `Tests/Fuzz/<target>/`.
             bash Benchmarks/upload.sh; pipelines/*.test.yml (https://x.org/docs/a) tools/ingest/Sources/** docs/nope/
+            the template unit `contrib/ingest-watch@.service`.
             """
         let found = Self.paths(in: text)
         #expect(
             found.map(\.path) == [
                 "Sources/Ingest/Watch/WatchTree.swift", "Sources/IngestRun/Watch/", "Tests/Fuzz/<target>/",
-                "Benchmarks/upload.sh", "pipelines/*.test.yml", "docs/nope/",
+                "Benchmarks/upload.sh", "pipelines/*.test.yml", "docs/nope/", "contrib/ingest-watch@.service",
             ])
         let missing = found.filter { !Self.exists($0.path, root: TestPaths.root) }.map(\.path)
         #expect(missing == ["Sources/Ingest/Watch/WatchTree.swift", "docs/nope/"])

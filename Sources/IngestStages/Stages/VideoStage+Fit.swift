@@ -2,6 +2,7 @@ import Foundation
 import IngestCore
 import IngestMedia
 import NativeFFmpeg
+import NativeSystem
 
 /// `video: { fit: { max_bytes } }`: what a user does by hand with ffmpeg and a calculator. The bits the limit
 /// holds over the duration, less the container's index, a rate-control margin and audio's share, go to x264's

@@ -12,14 +12,7 @@ import Testing
     /// `INGEST_UPDATE_SCHEMA=1 swift test --filter TestFileSpecTests` rewrites the file first (the same bytes as
     /// `ingest schema --test > pipelines/test.schema.json`).
     @Test func committedTestSchemaMatchesTheCode() throws {
-        let expected = PipelineTestFile.jsonSchema.prettySerialized() + "\n"
-        if ProcessInfo.processInfo.environment["INGEST_UPDATE_SCHEMA"] == "1" {
-            try expected.write(toFile: Self.schemaPath, atomically: true, encoding: .utf8)
-        }
-        let committed = try String(contentsOfFile: Self.schemaPath, encoding: .utf8)
-        #expect(
-            committed == expected,
-            "pipelines/test.schema.json is stale: run `INGEST_UPDATE_SCHEMA=1 swift test --filter TestFileSpecTests`")
+        try expectCommittedSchema(PipelineTestFile.jsonSchema, at: Self.schemaPath, suite: "TestFileSpecTests")
     }
 
     @Test func ingestSchemaTestPrintsTheCommittedFile() throws {
@@ -130,4 +123,17 @@ import Testing
                     "facts": ["ticket.id": 7],
                 ])
     }
+}
+
+/// A committed schema file holds what the code writes (pretty JSON and a newline, as `ingest schema` prints it);
+/// `INGEST_UPDATE_SCHEMA=1 swift test --filter SUITE` rewrites it first.
+func expectCommittedSchema(_ schema: JSONValue, at path: String, suite: String) throws {
+    let expected = schema.prettySerialized() + "\n"
+    if ProcessInfo.processInfo.environment["INGEST_UPDATE_SCHEMA"] == "1" {
+        try expected.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+    let committed = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(
+        committed == expected,
+        "\((path as NSString).lastPathComponent) is stale: run `INGEST_UPDATE_SCHEMA=1 swift test --filter \(suite)`")
 }

@@ -20,6 +20,8 @@ final class ReportChannel: Sendable {
         var waiting: CheckedContinuation<ItemReport?, any Error>?
         /// Set once the consumer stopped listening: the run is cancelled and what it sends is dropped.
         var stopped = false
+        /// A loop reads the reports (an iterator was made).
+        var hasReader = false
         /// Reports are dropped rather than kept: `summary` was asked for without a loop over the reports.
         var discarding = false
         /// Set when the run returned or threw.
@@ -122,12 +124,18 @@ final class ReportChannel: Sendable {
         if first { onStop() }
     }
 
-    /// Waits for the run to end; from then on the reports are dropped, not kept for a loop that will not come.
+    /// A loop reads the reports: `summary` leaves them to it.
+    func attachReader() { state.withLock { $0.hasReader = true } }
+
+    /// Waits for the run to end. Without a loop over the reports, they are dropped from then on, not kept for a
+    /// loop that will not come.
     func summary() async throws -> RunSummary {
         try await withCheckedThrowingContinuation { waiter in
             let end = state.withLock { state in
-                state.discarding = true
-                state.buffer = []
+                if !state.hasReader {
+                    state.discarding = true
+                    state.buffer = []
+                }
                 if state.end == nil { state.summaryWaiters.append(waiter) }
                 return state.end
             }

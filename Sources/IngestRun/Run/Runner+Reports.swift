@@ -29,7 +29,7 @@ extension Runner {
 
 /// The reports of one run, in the order of the files, as an asynchronous sequence (see
 /// `Runner.reports(for:bufferLimit:)`). The run starts with the first loop over it, once; a second loop shares the
-/// same reports.
+/// same reports, and leaving either one stops the run.
 public struct RunReports: AsyncSequence, Sendable {
     public typealias Element = ItemReport
     public typealias Failure = any Error
@@ -41,12 +41,15 @@ public struct RunReports: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(lifetime: IteratorLifetime(channel: start.channel()))
+        let channel = start.channel()
+        channel.attachReader()
+        return Iterator(lifetime: IteratorLifetime(channel: channel))
     }
 
     /// How many files passed, failed and were skipped, once the run has ended; throws what the run threw
-    /// (`CancellationError` when the loop left early or its task was cancelled). Asked without a loop over the
-    /// reports, it runs the files and drops their reports.
+    /// (`CancellationError` when the loop left early or its task was cancelled). Asked while a loop reads the
+    /// reports, it waits for that loop to take them all; asked without one, it runs the files and drops their
+    /// reports.
     public var summary: RunSummary {
         get async throws { try await start.channel().summary() }
     }

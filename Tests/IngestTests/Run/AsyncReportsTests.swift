@@ -42,6 +42,27 @@ import Testing
         #expect(reports.bufferState.peak <= 8)
     }
 
+    /// `summary` alone runs every file (the reports are dropped, not held for a loop); asked while a loop reads,
+    /// it leaves every report to the loop.
+    @Test func summaryWithOrWithoutALoop() async throws {
+        let folder = try TemporaryFolder("async-summary")
+        defer { folder.remove() }
+        let pipeline = try batch(100, in: folder)
+        let alone = try await Runner(pipeline: pipeline, settings: settings(folder)).reports(
+            for: [folder.path + "/in"], bufferLimit: 2
+        ).summary
+        #expect(alone.passed + alone.failed == 100)
+        let reports = Runner(pipeline: pipeline, settings: settings(folder)).reports(
+            for: [folder.path + "/in"], bufferLimit: 2)
+        var iterator = reports.makeAsyncIterator()
+        let first = try await iterator.next()
+        async let summary = reports.summary
+        var count = first == nil ? 0 : 1
+        while try await iterator.next() != nil { count += 1 }
+        #expect(count == 100)
+        #expect(try await summary == alone)
+    }
+
     /// A consumer slower than the workers holds the run back: the run's thread waits once `bufferLimit` reports
     /// wait, and the workers stop a window ahead of it, however many files remain.
     @Test func aSlowLoopHoldsTheRunBack() async throws {

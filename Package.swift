@@ -2,7 +2,8 @@
 import PackageDescription
 
 /// C libraries are reached through system-library targets that only link (as FoundationNetworking does
-/// for libcurl); the one C target, CIngestShims, holds what Swift cannot import: variadic calls and macros.
+/// for libcurl); a small C target per library (C<Name>Shims) holds what Swift cannot import: variadic calls and
+/// macros. Above them one Native<Name> target per library wraps its C calls, and nothing else.
 let package = Package(
     name: "ingest",
     platforms: [.macOS(.v15)],
@@ -35,44 +36,60 @@ let package = Package(
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "CIngestShims", dependencies: ["CFFmpeg", "CCurl", "CSQLite"]),
-        .target(
-            name: "IngestNative",
-            dependencies: [
-                "CFFmpeg", "CTurboJPEG", "CCurl", "CExif", "CHeif", "CSQLite", "CPostgres", "CIngestShims",
-                "CXXHash", "CZlib",
-            ]
-        ),
+        // The C calls Swift cannot make (macros, variadic calls, callbacks), one shim target per library.
+        .target(name: "CFFmpegShims", dependencies: ["CFFmpeg"]),
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        .target(name: "CSQLiteShims", dependencies: ["CSQLite"]),
+        .target(name: "CSystemShims"),
+        // The bottom layer: one target per C library, each a class per C resource over its C module and nothing
+        // else; what two of them share (SystemError, FileStatus, PlanarImage, ByteStreamObserver) is NativeSystem's.
+        .target(name: "NativeSystem", dependencies: ["CSystemShims"]),
+        .target(name: "NativeFFmpeg", dependencies: ["CFFmpeg", "CFFmpegShims", "NativeSystem"]),
+        .target(name: "NativeJPEG", dependencies: ["CTurboJPEG", "NativeSystem"]),
+        .target(name: "NativeHEIF", dependencies: ["CHeif", "NativeSystem"]),
+        .target(name: "NativeExif", dependencies: ["CExif", "NativeSystem"]),
+        .target(name: "NativeCurl", dependencies: ["CCurl", "CCurlShims", "NativeSystem"]),
+        .target(name: "NativeSQLite", dependencies: ["CSQLite", "CSQLiteShims", "NativeSystem"]),
+        .target(name: "NativePostgres", dependencies: ["CPostgres", "NativeSystem"]),
+        .target(name: "NativeXXHash", dependencies: ["CXXHash", "NativeSystem"]),
+        .target(name: "NativeZlib", dependencies: ["CZlib", "NativeSystem"]),
         // The library in layers; each target imports only the ones listed (ARCHITECTURE.md), so a cycle between
         // layers does not compile. `Ingest` is the one product: it re-exports the public surface.
         .target(
             name: "IngestCore",
             dependencies: [
-                "IngestNative", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                "NativeSystem", "NativeCurl", "NativeXXHash", "NativeZlib",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "IngestMedia", dependencies: ["IngestCore", "IngestNative"]),
-        .target(name: "IngestTemplates", dependencies: ["IngestCore", "IngestMedia", "IngestNative"]),
+        .target(
+            name: "IngestMedia",
+            dependencies: ["IngestCore", "NativeSystem", "NativeFFmpeg", "NativeJPEG", "NativeHEIF", "NativeExif"]
+        ),
+        .target(name: "IngestTemplates", dependencies: ["IngestCore", "IngestMedia"]),
         .target(
             name: "IngestNetwork",
             dependencies: [
-                "IngestCore", "IngestTemplates", "IngestNative", .product(name: "Crypto", package: "swift-crypto"),
+                "IngestCore", "IngestTemplates", "NativeSystem", "NativeCurl", "NativeZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "IngestJournal", dependencies: ["IngestCore", "IngestNative"]),
+        .target(
+            name: "IngestJournal", dependencies: ["IngestCore", "NativeSystem", "NativeSQLite", "NativePostgres"]
+        ),
         .target(
             name: "IngestStages",
             dependencies: [
-                "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestJournal", "IngestNative",
+                "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestJournal", "NativeSystem",
+                "NativeCurl", "NativeFFmpeg", "NativeJPEG", "NativeHEIF", "NativeExif",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "IngestConfig",
             dependencies: [
-                "IngestCore", "IngestTemplates", "IngestStages", "IngestNative",
+                "IngestCore", "IngestTemplates", "IngestStages", "NativeSystem",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -80,13 +97,15 @@ let package = Package(
             name: "IngestRun",
             dependencies: [
                 "IngestCore", "IngestMedia", "IngestTemplates", "IngestJournal", "IngestStages", "IngestConfig",
-                "IngestNative", .product(name: "Logging", package: "swift-log"),
+                "NativeSystem", "NativeCurl", "NativeFFmpeg", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .target(
             name: "IngestCheck",
-            dependencies: ["IngestCore", "IngestTemplates", "IngestStages", "IngestConfig", "IngestRun"]
+            dependencies: [
+                "IngestCore", "IngestTemplates", "IngestStages", "IngestConfig", "IngestRun", "NativeSystem",
+            ]
         ),
         .target(
             name: "Ingest",
@@ -100,13 +119,14 @@ let package = Package(
             name: "IngestFuzzing",
             dependencies: [
                 "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestStages", "IngestConfig",
-                "IngestNative",
+                "NativeFFmpeg",
             ]
         ),
         .executableTarget(
             name: "ingest",
             dependencies: [
-                "Ingest", "IngestCheck", "IngestNative",
+                "Ingest", "IngestCheck", "NativeCurl", "NativeFFmpeg", "NativeHEIF", "NativeJPEG", "NativePostgres",
+                "NativeSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -119,7 +139,8 @@ let package = Package(
             dependencies: [
                 "Ingest", "IngestCore", "IngestMedia", "IngestTemplates", "IngestNetwork", "IngestJournal",
                 "IngestStages", "IngestConfig",
-                "IngestRun", "IngestCheck", "IngestFuzzing", "IngestNative",
+                "IngestRun", "IngestCheck", "IngestFuzzing", "NativeSystem", "NativeCurl", "NativeFFmpeg", "NativeJPEG",
+                "NativeHEIF", "NativeExif", "NativeSQLite", "NativePostgres", "NativeXXHash", "NativeZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: []

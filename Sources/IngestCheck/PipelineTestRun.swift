@@ -1,8 +1,8 @@
+import Foundation
 import IngestConfig
 import IngestCore
 import IngestRun
-import Foundation
-import IngestNative
+import NativeSystem
 
 /// Runs a pipeline's test file: each case's fixture goes through the pipeline in a folder of its own, network stages
 /// answered by the case's stubs (a `Rehearsal`: nothing is sent, no journal is kept), and what came out is compared

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// Reads a pipeline file's text, saying what is wrong in the user's terms: a folder or FIFO given in its place
 /// (never opened, so a FIFO cannot block the run), or a byte that is not UTF-8 with its offset, line and column.

@@ -1,5 +1,5 @@
 import IngestMedia
-import IngestNative
+import NativeFFmpeg
 
 extension FuzzEntries {
     /// What the prober does with timed media, on bytes in memory: sniff, pick the one demuxer that fits, open it

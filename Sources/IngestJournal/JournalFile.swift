@@ -1,5 +1,6 @@
 import Foundation
-import IngestNative
+import NativeSQLite
+import NativeSystem
 
 /// The SQLite journal's file on disk: created whole (schema included) and private, and refused when it is not
 /// one ingest can trust. A journal that is missing its tables, or damaged, must never be taken for a new one: the

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 
 /// Who is working on the journal's `running` files right now, so `ingest status` beside a live run says "in
 /// progress (held by pid N)" rather than calling them interrupted. Taken once per `status`.

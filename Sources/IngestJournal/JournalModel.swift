@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSystem
 
 // What the journal keeps, whichever database keeps it: the runner and the `status` and `report` commands see only
 // these types (through `JournalStore`), never a backend.

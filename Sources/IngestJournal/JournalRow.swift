@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSQLite
 
 /// One column of a row as a backend hands it back — SQLite's typed value, PostgreSQL's text (nil for NULL) — so the
 /// journal's rows are decoded once, whichever database they come from.

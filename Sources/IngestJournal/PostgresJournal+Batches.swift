@@ -1,5 +1,4 @@
 import Foundation
-import IngestNative
 
 /// Work taken a batch at a time, as job queues on PostgreSQL do (`FOR UPDATE SKIP LOCKED` over many rows): one
 /// request reads the records of the next files, one more leases those that need it. A file done with the same

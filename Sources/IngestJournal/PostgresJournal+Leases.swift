@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativePostgres
 
 /// The work queue: a worker leases each file before any stage runs, renews its leases while it works, and gives
 /// them back as results are recorded or as it closes.

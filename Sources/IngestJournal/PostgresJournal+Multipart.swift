@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativePostgres
 
 /// Multipart uploads under way, in the shared PostgreSQL journal (`ingest_multipart_uploads`,
 /// `ingest_multipart_parts`). Each write commits before it returns. A worker that takes over a file another worker

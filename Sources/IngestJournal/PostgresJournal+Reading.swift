@@ -1,5 +1,4 @@
 import Foundation
-import IngestNative
 
 /// Lookups of the shared journal.
 extension PostgresJournal {

@@ -1,6 +1,5 @@
 import Foundation
 import IngestCore
-import IngestNative
 
 /// The shared journal's writes: each one commits before it returns (the database is the queue), the statements of
 /// one write sent together in one pipeline — one round trip, one transaction.

@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativePostgres
+import NativeSystem
 
 /// The journal in a PostgreSQL database (`--journal postgres://…`): the same records as the SQLite journal, shared
 /// by workers on several machines that ingest one tree (mounted at the same path everywhere) as a work queue.

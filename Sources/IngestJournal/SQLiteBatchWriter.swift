@@ -1,5 +1,6 @@
 import Foundation
-import IngestNative
+import NativeSQLite
+import NativeSystem
 
 /// The SQLite journal's writer connection and its batches. Writes that only save local work are queued in memory
 /// and written in transactions (up to `batchLimit` writes or `batchInterval` seconds) by a thread of its own, so

@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSQLite
 
 /// Multipart uploads under way, in the SQLite journal (`multipart_uploads`, `multipart_parts`). Each write is a
 /// barrier: committed before S3 is sent anything that relies on it.

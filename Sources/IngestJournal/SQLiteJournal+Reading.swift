@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSQLite
 
 /// Lookups of the SQLite journal, on the pooled read connections (WAL readers do not block the writer).
 extension SQLiteJournal {

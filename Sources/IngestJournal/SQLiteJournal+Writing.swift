@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSQLite
 
 /// The SQLite journal's writes. Those that only save local work are queued and batched; the *barriers* around a
 /// stage that uses the network commit before they return (`SQLiteBatchWriter`).

@@ -1,5 +1,7 @@
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSQLite
+import NativeSystem
 
 /// The batch journal: one SQLite file (`.ingest/journal.sqlite` by default, WAL mode) with a row per input file
 /// and a row per stage of it. A run reads it to skip files already done, and writes it as files go.
@@ -54,7 +56,8 @@ package final class SQLiteJournal: @unchecked Sendable {
     static let walSizeLimit = 8 << 20
 
     /// Opens (creating it and its folder when `create` is true) the journal at `path`. A writer takes the lock.
-    package init(path: String, writer: Bool = true, create: Bool = true) throws {
+    /// `clock`: what the wait for a lock whose holder is exiting is measured and waited on (the run's clock).
+    package init(path: String, writer: Bool = true, create: Bool = true, clock: any WaitClock = SystemClock()) throws {
         self.path = path
         runID = UUID().uuidString.lowercased()
         let folder = (path as NSString).deletingLastPathComponent
@@ -70,9 +73,9 @@ package final class SQLiteJournal: @unchecked Sendable {
         }
         // `<journal>.lock` first: it keeps two runs from creating the journal at once, and names the run for
         // `status`. Then the journal file itself, so no other name of it (a symlink, a hard link) runs beside.
-        writerLock = try writer ? SQLiteJournal.lockWriter(path) : nil
+        writerLock = try writer ? SQLiteJournal.lockWriter(path, clock: clock) : nil
         if !FileManager.default.fileExists(atPath: path) { try JournalFile.create(path) }
-        let fileLock = try writer ? SQLiteJournal.lockFile(path) : nil
+        let fileLock = try writer ? SQLiteJournal.lockFile(path, clock: clock) : nil
         fileWriterLock = fileLock
         file = try fileLock?.file ?? SQLiteJournal.descriptor(of: path)
         let database = try SQLiteJournal.openDatabase(path, writer: writer)
@@ -83,22 +86,26 @@ package final class SQLiteJournal: @unchecked Sendable {
     }
 
     /// Takes the lock only one writer of the journal at `path` may hold.
-    private static func lockWriter(_ path: String) throws -> FileLock {
-        try lock(path, at: path + ".lock") { () throws(SystemError) in try FileLock(path: path + ".lock") }
+    private static func lockWriter(_ path: String, clock: any WaitClock) throws -> FileLock {
+        try lock(path, at: path + ".lock", clock: clock) { () throws(SystemError) in
+            try FileLock(path: path + ".lock")
+        }
     }
 
     /// Takes the lock on the journal file itself, whatever its name (device and inode).
-    private static func lockFile(_ path: String) throws -> FileIdentityLock {
-        try lock(path, at: path) { () throws(SystemError) in try FileIdentityLock(path: path) }
+    private static func lockFile(_ path: String, clock: any WaitClock) throws -> FileIdentityLock {
+        try lock(path, at: path, clock: clock) { () throws(SystemError) in try FileIdentityLock(path: path) }
     }
 
     /// One of the journal's locks, on the file at `lockPath`, waited for while its holder exits (`exitGrace`).
-    private static func lock<Lock>(_ path: String, at lockPath: String, _ take: () throws(SystemError) -> Lock) throws
-        -> Lock
-    {
+    private static func lock<Lock>(
+        _ path: String, at lockPath: String, clock: any WaitClock, _ take: () throws(SystemError) -> Lock
+    ) throws -> Lock {
         do {
             return try ExitingLockHolder.take(
-                path: lockPath, grace: Double(exitGrace), waiting: { sayWaiting(path, holder: $0) }, lock: take)
+                path: lockPath, grace: Double(exitGrace), now: { clock.now },
+                pause: { _ = clock.sleep($0, cancellation: nil) }, waiting: { sayWaiting(path, holder: $0) },
+                lock: take)
         } catch {
             throw lockError(path, error)
         }

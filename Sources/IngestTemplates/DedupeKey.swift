@@ -88,13 +88,14 @@ package enum JournalTemplate {
         return made
     }
 
-    /// The file's `date`: when it was first worked on, kept like `uuid` so a re-run names the same day.
+    /// The file's `date`: when it was first worked on (on the run's clock), kept like `uuid` so a re-run names the
+    /// same day.
     package static func date(of item: Item) -> Date {
         switch item.templateValues["date"] {
         case .double(let seconds)?: return Date(timeIntervalSince1970: seconds)
         case .int(let seconds)?: return Date(timeIntervalSince1970: Double(seconds))
         default:
-            let now = Date()
+            let now = item.timings.started
             item.templateValues["date"] = .double(now.timeIntervalSince1970)
             return now
         }

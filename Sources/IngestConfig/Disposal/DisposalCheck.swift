@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSystem
 
 /// A `move_to` folder that is an input folder or inside one: what is moved there would be taken again (and again).
 package struct DisposalError: Error, Sendable, CustomStringConvertible {

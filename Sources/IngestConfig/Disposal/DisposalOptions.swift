@@ -1,6 +1,5 @@
-import IngestCore
-import IngestNative
 import Foundation
+import IngestCore
 
 /// What becomes of an input file once the run is done with it: `on_success` (after the journal has it as done: moved
 /// or deleted) and `on_failure` (moved aside with its report beside it). Left out of the config hash: changing it

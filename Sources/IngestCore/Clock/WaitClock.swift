@@ -13,12 +13,20 @@ package protocol WaitClock: Sendable {
     var date: Date { get }
     /// Blocks the calling thread for `seconds` (a worker's thread, not a core); returns false as soon as
     /// `cancellation` stops the run.
-    func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool
+    func sleep(_ seconds: Double, cancellation: (any WaitInterruption)?) -> Bool
+}
+
+/// What cuts a wait short: the run's cancellation (`Context/Cancellation.swift`). A protocol here, so that the clock
+/// needs nothing of the run's context (which holds the clock).
+package protocol WaitInterruption: Sendable {
+    var isCancelled: Bool { get }
+    /// Waits up to `seconds` of real time; false as soon as the wait is interrupted (the real clock's sleep).
+    func sleep(_ seconds: Double) -> Bool
 }
 
 extension WaitClock {
     /// Sleeps until `instant` on this clock's scale (at once when it has passed); false when the run was cancelled.
-    package func sleep(until instant: Double, cancellation: RunCancellation?) -> Bool {
+    package func sleep(until instant: Double, cancellation: (any WaitInterruption)?) -> Bool {
         let seconds = instant - now
         guard seconds > 0 else { return cancellation?.isCancelled != true }
         return sleep(seconds, cancellation: cancellation)
@@ -33,7 +41,7 @@ package struct SystemClock: WaitClock {
 
     package var date: Date { Date() }
 
-    package func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool {
+    package func sleep(_ seconds: Double, cancellation: (any WaitInterruption)?) -> Bool {
         guard seconds > 0 else { return cancellation?.isCancelled != true }
         if let cancellation { return cancellation.sleep(seconds) }
         Thread.sleep(forTimeInterval: seconds)
@@ -70,46 +78,10 @@ package final class ManualClock: WaitClock {
         }
     }
 
-    package func sleep(_ seconds: Double, cancellation: RunCancellation?) -> Bool {
+    package func sleep(_ seconds: Double, cancellation: (any WaitInterruption)?) -> Bool {
         if cancellation?.isCancelled == true { return false }
         state.withLock { $0.sleeps.append(max(0, seconds)) }
         advance(by: max(0, seconds))
         return true
-    }
-}
-
-/// A stage's own limit on the time one file spends in it (a poll's `timeout`): every wait inside the stage —
-/// retries' backoff, `Retry-After`, a `rate` slot, the answer to a request — ends by it. A wait that would pass
-/// it ends at it, and the file fails by the stage's timeout rule, naming what it was waiting for.
-package struct StageDeadline: Sendable {
-    /// The instant on the run's clock (`WaitClock.now`).
-    package var instant: Double
-    /// When the stage began (on the same clock), for "gave up after 6 s".
-    package var began: Double
-    /// How the pipeline names the limit, for the message (`timeout 6s`).
-    package var name: String
-
-    package init(began: Double, limit: Double, name: String) {
-        self.began = began
-        instant = began + limit
-        self.name = name
-    }
-
-    /// Seconds left at `now` (0 once passed).
-    package func remaining(at now: Double) -> Double { max(0, instant - now) }
-
-    /// Whether a wait of `seconds` from `now` would pass the deadline.
-    package func passed(by seconds: Double, at now: Double) -> Bool { now + seconds > instant }
-
-    /// `gave up after 6 s (timeout 6s); ` + `what` — the message of the stage's timeout rule.
-    package func gaveUp(at now: Double, waitingFor what: String) -> String {
-        "gave up after \(JSONValue.format((now - began).rounded(toPlaces: 1))) s (\(name)); \(what)"
-    }
-}
-
-extension Double {
-    fileprivate func rounded(toPlaces places: Int) -> Double {
-        let factor = pow(10, Double(places))
-        return (self * factor).rounded() / factor
     }
 }

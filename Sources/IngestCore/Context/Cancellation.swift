@@ -1,10 +1,11 @@
 import Foundation
-import IngestNative
+import NativeCurl
+import NativeSystem
 
 /// A run asked to stop (Ctrl-C, SIGTERM): set once, never cleared. Transfers in flight that registered here are
 /// cancelled at once, backoff and rate-limit waits end early, no new file starts, and stages that see it fail their
 /// file as interrupted (not done), so the journal sends the next run back to that stage.
-package final class RunCancellation: Sendable {
+package final class RunCancellation: WaitInterruption {
     private struct State {
         var why: String?
         var transfers: [ObjectIdentifier: HTTPTransfer] = [:]

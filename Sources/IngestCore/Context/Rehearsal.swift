@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeCurl
 import Synchronization
 
 /// Stands in for the network in `ingest run --dry-run` and `ingest test`: a network stage renders its request in

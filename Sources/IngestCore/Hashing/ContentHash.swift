@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import IngestNative
+import NativeSystem
 
 extension Item {
     /// SHA-256 (lower-case hex) of the input file, read once in 256 KiB chunks and cached: the journal, `dedupe`

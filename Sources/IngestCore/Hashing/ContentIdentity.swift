@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 
 /// The journal's identity of a file's content: `xxh3-128:<32 hex digits>`, XXH3-128 of every byte. It tells a
 /// touched or copied file (same bytes: skipped) from a changed one, which needs no cryptographic hash (rsync 3.2

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 
 /// Hashes bytes as they stream past (to a server or from disk); restarts when an upload rewinds.
 ///
@@ -10,7 +10,7 @@ import IngestNative
 /// `.countOnly` hashes nothing (no journal records the hash and no template reads it during the upload; a later
 /// `{{sha256}}` still reads the file on demand).
 // unchecked: swift-crypto's hash state (not Sendable) is touched by one thread at a time, the sender or its queue
-package final class DigestObserver: HTTPBodyObserver, @unchecked Sendable {
+package final class DigestObserver: ByteStreamObserver, @unchecked Sendable {
     package enum Mode: Sendable { case inline, background, countOnly }
 
     let mode: Mode

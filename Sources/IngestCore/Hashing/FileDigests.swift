@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 
 /// SHA-256 and MD5 of the file being sent, read once in 256 KiB chunks and cached on the item (an upload that
 /// streams the whole file fills the SHA-256 cache too, so a later callback does not read it again). MD5 is only

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
-import IngestNative
+import NativeXXHash
+import NativeZlib
 
 /// The digests one pass over a stream of bytes must produce — SHA-256, MD5, or both — updated together, so that
 /// every digest an upload needs (the signature's SHA-256, Content-MD5 or the ETag's MD5, the journal's SHA-256) is

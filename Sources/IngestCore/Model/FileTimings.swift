@@ -5,14 +5,22 @@ import Synchronization
 /// file that passed after two 503s says so in the JSON Lines report). Stages append from the file's worker; parts of
 /// a multipart upload from their own threads, hence the lock.
 package final class FileTimings: Sendable {
-    package let started = Date()
+    /// When the file started (the run's clock: what the report says).
+    package let started: Date
+    /// The run's clock, which the file's times are read on.
+    package let clock: any WaitClock
+    private let startedAt: Double
     private struct Recorded {
         var stages: [(name: String, seconds: Double)] = []
         var requests: [JSONValue] = []
     }
     private let recorded = Mutex(Recorded())
 
-    package init() {}
+    package init(clock: any WaitClock = SystemClock()) {
+        self.clock = clock
+        started = clock.date
+        startedAt = clock.now
+    }
 
     package func stage(_ name: String, seconds: Double) { recorded.withLock { $0.stages.append((name, seconds)) } }
 
@@ -31,7 +39,7 @@ package final class FileTimings: Sendable {
     }
 
     /// Seconds from the start until now.
-    package var seconds: Double { Date().timeIntervalSince(started) }
+    package var seconds: Double { clock.now - startedAt }
 
     /// `{"started": "2026-…Z", "seconds": 1.234, "stages": [{"stage": "probe", "seconds": 0.01}], "requests": […]}`.
     package var json: JSONValue {

@@ -1,5 +1,6 @@
 import Foundation
-import IngestNative
+import NativeCurl
+import NativeSystem
 
 /// What was checked is what is sent (issue 19): the input file is pinned as it was listed (`Item.validated`), the
 /// runner compares it before each stage and after the last (`changedFailure`), and an upload of the original reads

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 import Synchronization
 
 /// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.
@@ -76,7 +76,7 @@ package final class Item: Sendable {
     /// Size in bytes when listed.
     package var size: Int64 { file.size }
     /// When the file started, its stages' seconds and its requests' attempts (for the reports).
-    package let timings = FileTimings()
+    package let timings: FileTimings
 
     private struct Facts {
         var artifact: String
@@ -150,8 +150,10 @@ package final class Item: Sendable {
     /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
     package var validated: FileStatus? { file.status }
 
-    package init(file: ListedFile) {
+    /// `clock`: the run's, which the file's times (`timings`, `{{date}}`) are read on.
+    package init(file: ListedFile, clock: any WaitClock = SystemClock()) {
         self.file = file
+        timings = FileTimings(clock: clock)
         self.state = Mutex(Facts(artifact: file.path))
     }
 

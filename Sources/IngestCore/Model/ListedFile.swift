@@ -1,4 +1,4 @@
-import IngestNative
+import NativeSystem
 
 /// One input file as the run listed it: where it is (the path as opened, the path relative to the input root it was
 /// found under, that root) and what it was then (its size and `stat`). Made once, where the input is listed

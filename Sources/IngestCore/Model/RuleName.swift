@@ -1,5 +1,3 @@
-import IngestNative
-
 /// The name of a broken rule: reports print it after the stage (`validate.duration.max`, `upload.etag`), CI
 /// annotations title with it, and `ingest test` files expect it — so the names are part of the report format.
 ///
@@ -103,18 +101,4 @@ public struct RuleName: RawRepresentable, Hashable, Sendable, CustomStringConver
     package static func pattern(_ name: String) -> RuleName { RuleName("patterns." + name) }
     /// A storage-key option whose rendered value is unusable (`key`, `prefix`): the rule is the option's name.
     package static func option(_ name: String) -> RuleName { RuleName(name) }
-}
-
-extension RuleName {
-    /// A failed transcode's rule: the FFmpeg layer's kinds are these rules by name.
-    package init(_ kind: TranscodeError.Kind) {
-        switch kind {
-        case .unsupported: self = .unsupported
-        case .corrupt: self = .corrupt
-        case .empty: self = .empty
-        case .encode: self = .encode
-        case .output: self = .output
-        case .interrupted: self = .interrupted
-        }
-    }
 }

@@ -32,6 +32,9 @@ package protocol StageOptions: CollectingOptionValue {
     static var fields: [OptionField<Self>] { get }
     /// Cross-field checks after decoding (e.g. min ≤ max); throw `node.error(...)`.
     func validate(at node: ConfigNode) throws
+    /// What the docs reference shows of each option: `fields` (options whose keys depend on a choice, `upload`'s
+    /// `method:`, show every choice's, `OptionVariants`).
+    static var fieldDocs: [OptionDoc] { get }
 }
 
 extension StageOptions {
@@ -52,12 +55,7 @@ extension StageOptions {
     }
 
     /// Name, doc, default and value schema of each field, for the docs reference.
-    package static var fieldDocs: [OptionDoc] {
-        fields.map {
-            OptionDoc(
-                name: $0.name, doc: $0.doc, required: $0.required, defaultText: $0.defaultText, schema: $0.valueSchema)
-        }
-    }
+    package static var fieldDocs: [OptionDoc] { fields.map(\.optionDoc) }
 }
 
 /// One field of a spec with its type erased: what the docs reference shows of it.
@@ -106,6 +104,11 @@ package struct OptionField<Root> {
                     errors += PipelineFileError.collected(error, at: node)
                 }
             })
+    }
+
+    /// What the docs reference shows of the field.
+    package var optionDoc: OptionDoc {
+        OptionDoc(name: name, doc: doc, required: required, defaultText: defaultText, schema: valueSchema)
     }
 
     package var schema: JSONValue {
@@ -204,12 +207,8 @@ package protocol OptionEnum: OptionValue, CaseIterable, RawRepresentable where R
 
 extension OptionEnum {
     package init(from node: ConfigNode) throws {
-        let text = try String(from: node)
-        let names = Self.allCases.map(\.rawValue)
-        guard let value = Self(rawValue: text) else {
-            throw node.error(
-                "\(ConfigNode.echo(text)) is not one of: \(names.joined(separator: ", "))",
-                suggestion: closestMatch(to: text, in: names))
+        guard let value = Self(rawValue: try node.word(in: Self.allCases.map(\.rawValue))) else {
+            throw node.error("expected one of: \(Self.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         self = value
     }

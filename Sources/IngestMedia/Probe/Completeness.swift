@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// The completeness checks for ISO-BMFF files (mov, mp4, m4a, 3gp, HEIF).
 enum Completeness {

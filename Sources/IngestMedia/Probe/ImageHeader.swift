@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSystem
 
 /// Width and height from a JPEG's frame header (SOF) or a PNG's IHDR, read by walking the file's segments in
 /// small reads: the probe never decodes an image (FFmpeg's image demuxers would decode a whole photo just to

@@ -1,6 +1,9 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeExif
+import NativeFFmpeg
+import NativeHEIF
+import NativeSystem
 
 /// Probes one file in-process: the magic bytes pick the reader, and only single-file formats reach a library.
 ///

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSystem
 
 package enum Sniffer {
     /// Reads the first bytes of `path` and names the content. Throws `ProbeError` (rule `unreadable`) when the

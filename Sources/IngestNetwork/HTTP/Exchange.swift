@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
-import IngestNative
 import Logging
+import NativeCurl
 
 /// One request with retries: exponential backoff with full jitter on connection errors, timeouts, 5xx and 429,
 /// honouring `Retry-After`; no retry on other statuses. Each attempt is a fresh transfer whose body restarts at
@@ -72,7 +72,7 @@ package struct Exchange {
             if let deadline {
                 request.timeout = Self.timeout(request.timeout, within: deadline.remaining(at: clock.now))
             }
-            let began = Date()
+            let began = clock.now
             var hops: [RedirectHop] = []
             let result = try performFollowing(request, attempt: attempt, observer: observer, hops: &hops)
             if case .failure(.cancelled) = result { throw interrupted(during: request) }

@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
-import IngestNative
 import Logging
+import NativeCurl
 
 /// What `-v` says about each attempt of an `Exchange`: one event as the attempt ends, naming what comes next.
 extension Exchange {
@@ -18,7 +18,7 @@ extension Exchange {
     /// Logs one attempt at `info` (and its response headers at `debug`): method, redacted URL, status or error,
     /// bytes, duration, and the retry with its reason (`503 …; retry 2/3 in 2.0 s`).
     func logAttempt(
-        _ request: HTTPRequest, attempt: Int, began: Date, result: Result<HTTPResponse, HTTPError>, next: Next,
+        _ request: HTTPRequest, attempt: Int, began: Double, result: Result<HTTPResponse, HTTPError>, next: Next,
         hops: [RedirectHop] = []
     ) {
         if case .retry = next {
@@ -30,7 +30,7 @@ extension Exchange {
                 redirects: hops.map(\.json))
         }
         guard let logger, logger.logLevel <= .info else { return }
-        let seconds = Date().timeIntervalSince(began)
+        let seconds = clock.now - began  // on the run's clock, as the waits are
         let url = Redaction.url(request.url)
         var fields: Logger.Metadata = [
             "method": .string(request.method), "url": .string(url), "attempt": .stringConvertible(attempt),

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
 
 /// Firestore's REST value format (`{"stringValue": "x"}`, `{"integerValue": "0"}`, `mapValue`, `arrayValue` …),
 /// written from and read back into plain JSON, so a pipeline writes `status: queued` and reads

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
 
 package enum HTTPVersionOption: String, OptionEnum, Sendable {
     case v1_1 = "1.1"

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
 
 /// `follow_redirects`: what a network stage does with a 301, 302, 303, 307 or 308. libcurl never follows on its own
 /// (it re-sent a whole upload to another origin with every configured header but `Authorization` and `Cookie`);

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
 
 /// What a server said in an error body, short: S3's `Code: Message`, a JSON `detail`/`message`/`error`, or the
 /// start of the text; secrets redacted.

@@ -1,8 +1,8 @@
-import IngestCore
 import Crypto
 import Foundation
-import IngestNative
+import IngestCore
 import Logging
+import NativeZlib
 
 /// `checksum:` on the wire: the `x-amz-checksum-*` header a PUT or part carries, what CreateMultipartUpload
 /// announces (FULL_OBJECT for the CRCs, whose whole-object value follows from the parts'; COMPOSITE for SHA-256),

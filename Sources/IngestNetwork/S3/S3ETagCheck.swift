@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
 
 /// An `s3` upload counts as stored only on the store's word: a 200 must carry the ETag of what was stored, and where
 /// the MD5 of the bytes is known (a part sent with Content-MD5, a single PUT) that ETag must be it. A proxy or store

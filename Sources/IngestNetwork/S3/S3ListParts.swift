@@ -1,6 +1,5 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
 
 /// ListParts, page by page: which parts S3 holds for an open multipart upload.
 extension S3Uploader {

@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSystem
 
 /// Resuming a multipart upload across runs. The journal keeps the upload (UploadId, part size, the file's size,
 /// mtime and inode, the pipeline) and each part as S3 confirms it. The next run asks S3 which parts it holds

@@ -1,6 +1,5 @@
 import Foundation
 import IngestCore
-import IngestNative
 
 /// No multipart upload left open by a lost answer. A CreateMultipartUpload whose answer is lost (the connection reset
 /// after S3 created the upload) is retried and makes a second upload; a run killed between S3's answer and the

@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
+import NativeSystem
 
 /// S3 multipart upload: CreateMultipartUpload → UploadPart × n (`partConcurrency` at once) →
 /// CompleteMultipartUpload, and AbortMultipartUpload on any failure so no parts stay behind.

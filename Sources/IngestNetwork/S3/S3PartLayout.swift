@@ -1,5 +1,6 @@
 import Foundation
-import IngestNative
+import NativeCurl
+import NativeSystem
 
 /// How a multipart upload cuts a file: the part size within S3's limits, and each part as a slice read from disk.
 extension S3Uploader {

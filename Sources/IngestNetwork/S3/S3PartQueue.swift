@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeCurl
 import Synchronization
 
 /// What the threads sending one multipart upload's parts share: the queue of parts, and the bytes sent for progress.

@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
+import NativeSystem
 
 /// An `s3` upload of a file up to the multipart threshold: one signed PUT.
 extension S3Uploader {

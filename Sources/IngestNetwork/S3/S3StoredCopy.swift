@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 import IngestCore
-import IngestNative
 import Logging
+import NativeCurl
+import NativeSystem
 
 /// Resuming an `s3` upload: proof, from a HEAD and the file's own MD5s, that the store already holds the object.
 extension S3Uploader {

@@ -1,7 +1,9 @@
 import Crypto
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
+import NativeSystem
+import NativeZlib
 
 /// The digests of an `s3` upload, each computed in the one pass that reads the bytes to hash them (issue 13): a part's
 /// signing SHA-256 and Content-MD5 and the journal's SHA-256 of the whole file (fed by the parts in order) share a

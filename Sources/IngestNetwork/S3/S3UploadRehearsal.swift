@@ -1,6 +1,7 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeCurl
+import NativeSystem
 
 /// The requests an `s3` upload would make, for a rehearsal (`--dry-run`, `ingest test`): rendered and
 /// signed as for real, handed to the rehearsal with the key and part plan, and never sent.

@@ -1,7 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import Logging
+import NativeCurl
+import NativeSystem
 
 /// What one `s3` upload produced (the stage's `as:` result).
 package struct S3UploadResult: Sendable {

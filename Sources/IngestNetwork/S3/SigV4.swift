@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// The body hash a request is signed with.
 package enum SigV4Payload: Sendable, Equatable {

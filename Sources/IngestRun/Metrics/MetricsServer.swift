@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSystem
 import Synchronization
 
 /// `--metrics-addr HOST:PORT`: an HTTP/1.0 responder on a thread of its own, answering `GET /metrics` (Prometheus
@@ -14,10 +14,10 @@ package final class MetricsServer: Sendable {
     package let metrics: RunMetrics
     private let control = Control()
 
-    /// The stop flag the serving thread reads, and whether it has ended.
+    /// The stop flag the serving thread reads, and the signal that it has ended.
     private final class Control: Sendable {
         let stopped = Atomic<Bool>(false)
-        let done = Mutex<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
     }
 
     /// Parses `--metrics-addr`: `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` / `PORT` for loopback (127.0.0.1): a
@@ -44,7 +44,11 @@ package final class MetricsServer: Sendable {
     }
 
     /// Binds and starts serving `metrics` at once; throws when the address cannot be bound (in use, not local …).
-    package init(address text: String, metrics: RunMetrics) throws {
+    /// The deadlines of a connection (`limits`: its head within 2 s) are measured on `clock`: the run's.
+    package init(
+        address text: String, metrics: RunMetrics, clock: any WaitClock = SystemClock(),
+        limits: PollingHTTPServer.Limits = PollingHTTPServer.Limits()
+    ) throws {
         let (host, port) = try MetricsServer.parse(text)
         let socket: ListeningSocket
         do {
@@ -55,9 +59,11 @@ package final class MetricsServer: Sendable {
         address = socket.boundAddress
         self.metrics = metrics
         let thread = Thread { [control] in
-            let server = PollingHTTPServer(listener: socket) { MetricsServer.answer($0, metrics: metrics) }
+            let server = PollingHTTPServer(listener: socket, limits: limits, now: { clock.now }) {
+                MetricsServer.answer($0, metrics: metrics)
+            }
             server.serve { !control.stopped.load(ordering: .acquiring) }
-            control.done.withLock { $0 = true }
+            control.done.signal()
         }
         thread.name = "ingest-metrics"
         thread.start()
@@ -66,7 +72,8 @@ package final class MetricsServer: Sendable {
     /// Stops serving (within a fifth of a second) and closes the socket.
     package func stop() {
         control.stopped.store(true, ordering: .releasing)
-        while !control.done.withLock({ $0 }) { usleep(10_000) }
+        control.done.wait()
+        control.done.signal()  // a second `stop` returns at once too
     }
 
     /// The answer to one request head.

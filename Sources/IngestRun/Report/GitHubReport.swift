@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 
 /// `--report-format github`: the table, plus a GitHub Actions workflow command for each broken rule
 /// (`::error file=…,title=…::stage.rule: message`), which the run page shows as an annotation on the file; and,

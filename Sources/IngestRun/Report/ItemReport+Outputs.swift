@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import IngestMedia
 import IngestStages
 
 /// A file's poster (`poster` stage) at contact-sheet size, taken while its work file still exists: the HTML report's

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// One `<testsuite>` of a JUnit report: its test cases spooled to a temp file (mode 0600, removed on deinit) until
 /// its counts, which XML puts first, are known. A report from a journal that two pipelines shared has one per

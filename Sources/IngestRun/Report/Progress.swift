@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSystem
 import Synchronization
 
 /// Live counters of a run, updated by the runner (files) and by stages that move bytes (uploads, transcodes), and

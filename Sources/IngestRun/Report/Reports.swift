@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// The report formats of `--report-format`.
 package enum ReportFormat: String, CaseIterable, Sendable {

@@ -1,7 +1,7 @@
+import Foundation
 import IngestConfig
 import IngestCore
-import Foundation
-import IngestNative
+import NativeSystem
 
 /// Applies `on_success` / `on_failure` to a file whose report is final, on the worker that finished it. A passed file
 /// is moved or deleted only once an `upload` stage delivered it and the journal has committed it as done (rclone

@@ -28,7 +28,7 @@ extension FileRun {
         }
         let names = group.map { plan.stages[$0].name }
         plan.progress?.stage(id, names.joined(separator: "+"))
-        let began = Date()
+        let began = item.timings.clock.now
         do {
             try FramePass.run(members, item: item)
         } catch let failed as ItemFailed {
@@ -39,7 +39,7 @@ extension FileRun {
             return finish(.failed, [RuleFailure(stage: names[0], rule: .error, message: "\(error)")])
         }
         // The pass's time is the group's; each stage gets its share.
-        let seconds = Date().timeIntervalSince(began) / Double(names.count)
+        let seconds = (item.timings.clock.now - began) / Double(names.count)
         for name in names { item.timings.stage(name, seconds: seconds) }
         return nil
     }

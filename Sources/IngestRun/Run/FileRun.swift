@@ -2,7 +2,6 @@ import Foundation
 import IngestConfig
 import IngestCore
 import IngestJournal
-import IngestNative
 import IngestStages
 
 /// What a file's way through the stages needs of its run, fixed for the run: handed to each `FileRun` as a value,
@@ -146,7 +145,7 @@ struct FileRun {
         StageOutcome, [RuleFailure]
     ) {
         let context = context(for: configured, at: position)
-        let stageBegan = Date()
+        let stageBegan = item.timings.clock.now
         var outcome = StageOutcome.proceed
         var failures: [RuleFailure] = []
         do {
@@ -156,7 +155,7 @@ struct FileRun {
         } catch {
             failures = [RuleFailure(stage: configured.name, rule: .error, message: "\(error)")]
         }
-        item.timings.stage(configured.name, seconds: Date().timeIntervalSince(stageBegan))
+        item.timings.stage(configured.name, seconds: item.timings.clock.now - stageBegan)
         return (outcome, failures)
     }
 

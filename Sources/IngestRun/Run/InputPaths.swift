@@ -1,4 +1,4 @@
-import IngestNative
+import NativeSystem
 
 /// The files and folders given on the command line.
 package enum InputPaths {

@@ -1,7 +1,7 @@
 import Foundation
 import IngestConfig
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// One input the walker found: a regular file to run the stages on, or a problem with an entry that is reported as
 /// a failed file of its own (a name that is not UTF-8, a symlink loop, a folder that cannot be read) so the rest of

@@ -1,10 +1,10 @@
-import IngestTemplates
 import Foundation
 import IngestConfig
 import IngestCore
 import IngestJournal
-import IngestNative
 import IngestStages
+import IngestTemplates
+import NativeSystem
 import Synchronization
 
 /// What a journaled run does with files the journal already knows.
@@ -161,7 +161,7 @@ final class JournalSession: Sendable {
                 return .report(report)
             }
             let resuming = sameContent && resume != .force && (record?.state == .running || record?.state == .failed)
-            let earlier = try stagesOf(resuming ? record : nil)
+            let earlier = try stagesOf(resuming ? record : nil, now: settings.clock.date)
             if let wait = earlier.wait { return .wait(until: wait.until, why: wait.why) }
             fixNames(of: item, record: record)
             let key = try pipeline.dedupe?.render(for: item, settings: settings)
@@ -271,7 +271,7 @@ final class JournalSession: Sendable {
     /// The network stages an earlier run of `record` finished (reused) or cut short (asked to verify first) — those
     /// still at the same position under the same name — and, when one of them was started by a run that died and
     /// may still be in flight, until when the file must wait.
-    private func stagesOf(_ record: JournalRecord?) throws -> (
+    private func stagesOf(_ record: JournalRecord?, now: Date) throws -> (
         restored: [Int: JournalStage], cutShort: Set<Int>, wait: (until: Date, why: String)?
     ) {
         var restored: [Int: JournalStage] = [:]
@@ -286,7 +286,7 @@ final class JournalSession: Sendable {
             case .done: restored[stage.position] = stage
             case .started, .failed:
                 cutShort.insert(stage.position)
-                if stage.status == .started, let settle = settleTime(of: stage), settle.until > Date(),
+                if stage.status == .started, let settle = settleTime(of: stage), settle.until > now,
                     settle.until > wait?.until ?? .distantPast
                 {
                     wait = settle

@@ -1,6 +1,6 @@
 import Foundation
 import IngestJournal
-import IngestNative
+import NativeSystem
 import Synchronization
 
 /// Takes the walker's entries a batch at a time and asks a shared journal about the whole batch at once (their

@@ -1,6 +1,5 @@
 import Foundation
 import IngestCore
-import IngestNative
 import Logging
 
 /// How `-v` events are written on standard error: a line for people, or one JSON object per line for collectors.

@@ -1,7 +1,7 @@
 import Foundation
 import IngestJournal
-import IngestNative
 import IngestStages
+import NativeSystem
 
 /// The part of the work folder one run owns: `<work>/run-<pid>-<8 hex>`, held for the whole run by an exclusive
 /// lock on `<work>/run-<pid>-<8 hex>.lock` (which also names the pid). Runs sharing a work folder — each with its

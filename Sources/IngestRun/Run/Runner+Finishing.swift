@@ -1,6 +1,5 @@
-import IngestCore
-import IngestNative
 import Foundation
+import IngestCore
 
 extension Runner {
     /// The last step of every file the runner reports, on its worker: `on_success` / `on_failure` (once the

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 
 extension Runner {
     /// Ctrl-C (SIGINT) and SIGTERM cancel this run cleanly; a second signal exits at once with 128 + its number.

@@ -2,9 +2,10 @@ import Foundation
 import IngestConfig
 import IngestCore
 import IngestJournal
-import IngestNative
 import IngestStages
 import Logging
+import NativeCurl
+import NativeSystem
 import Synchronization
 
 /// Runs a pipeline over files: a walker lists them lazily, a fixed number of worker threads (the pipeline's
@@ -230,10 +231,11 @@ public final class Runner: Sendable {
     private func takeDue(pollInterval: Double) -> [InputEntry]? {
         let waiting = deferred.withLock { $0 }
         guard !waiting.isEmpty else { return nil }
-        let first = waiting.map { $0.until?.timeIntervalSinceNow ?? pollInterval }.min() ?? 0
-        if first > 0, !cancellation.sleep(first) { return nil }
+        let clock = settings.clock
+        let first = waiting.map { $0.until?.timeIntervalSince(clock.date) ?? pollInterval }.min() ?? 0
+        if first > 0, !clock.sleep(first, cancellation: cancellation) { return nil }
+        let now = clock.date
         return deferred.withLock { deferred in
-            let now = Date()
             let due = deferred.filter { ($0.until ?? now) <= now }.map(\.entry)
             deferred.removeAll { ($0.until ?? now) <= now }
             return due
@@ -247,7 +249,7 @@ public final class Runner: Sendable {
         while true {
             switch handle(entry, id: id) {
             case .report(let report): return report
-            case .later(let until?) where cancellation.sleep(until.timeIntervalSinceNow): continue
+            case .later(let until?) where sleep(until: until): continue
             case .later:
                 return ItemReport(
                     path: entry.path, relativePath: entry.relativePath, status: .skipped,
@@ -255,6 +257,12 @@ public final class Runner: Sendable {
                         ? "not started: the run was stopped" : "being worked on by another worker")
             }
         }
+    }
+
+    /// Sleeps on the run's clock until `date` (its `date`); false when the run was cancelled.
+    private func sleep(until date: Date) -> Bool {
+        let clock = settings.clock
+        return clock.sleep(date.timeIntervalSince(clock.date), cancellation: cancellation)
     }
 
     /// What a worker did with a file: its report, or set it aside for later (`until` nil: another worker holds
@@ -302,14 +310,14 @@ public final class Runner: Sendable {
         defer { session?.endLease(entry, root: root) }
         // The file's one record of where it is and what it was when listed, from here on: its item, its journal row
         // and its report read it (the walker's `stat`, or one taken now).
-        let item = Item(file: entry.file.statted())
+        let item = Item(file: entry.file.statted(), clock: settings.clock)
         defer { removeTemporaryFiles(of: item) }
         var journaled: JournaledFile?
         switch session?.prepare(entry, item: item, root: root, settings: settings) {
         case .report(let early)?: return .report(early)
         case .run(let file)?: journaled = file
         case .wait(let until, let why)?:
-            let seconds = max(0, until.timeIntervalSinceNow)
+            let seconds = max(0, until.timeIntervalSince(settings.clock.date))
             settings.logger?.info(
                 "waits \(String(format: "%.1f", seconds)) s: \(why); other files go on meanwhile",
                 metadata: [

@@ -1,6 +1,5 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
 import Synchronization
 
 /// The thread that learns of new and changed files and tells the feed: inotify events on every watched folder (a
@@ -66,7 +65,8 @@ final class FolderWatcher: Sendable {
         if let pollInterval { poll(every: pollInterval, roots: roots) }
     }
 
-    /// The wall clock in nanoseconds, as file times are kept.
+    /// The wall clock in nanoseconds, as file times are kept: the kernel's real clock, which stamps them (not the
+    /// run's clock, which a test drives).
     static func wallNow() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
 
     /// Scans every folder at `interval` seconds: a file changed since the scan before (less a margin for timestamps
@@ -86,7 +86,7 @@ final class FolderWatcher: Sendable {
             }
             tickFeed()
             let wait = min(settings.tick, max(0, nextScan - feed.now()))
-            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            if wait > 0 { feed.sleep(wait) }
             guard feed.now() >= nextScan, !feed.isStopped else { continue }
             let started = FolderWatcher.wallNow()
             scanAll(since: since - Int64(WatchFeed.recentWindow * 1e9), watch: nil)

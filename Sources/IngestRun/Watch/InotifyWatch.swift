@@ -1,9 +1,8 @@
 import IngestCore
-import IngestNative
+import NativeSystem
 
 #if os(Linux)
     import Foundation
-    import IngestNative
 
     extension FolderWatcher {
         /// Watches with inotify until the feed stops; returns the poll interval to go on with instead when inotify

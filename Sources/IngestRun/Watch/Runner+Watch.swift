@@ -1,6 +1,5 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
 
 extension Runner {
     /// `ingest watch`: runs the files already in `paths` (folders), then each file that lands in them once it has
@@ -21,6 +20,7 @@ extension Runner {
         let session = self.session
         let feed = WatchFeed(
             tree: tree, settings: watching, cancellation: cancellation, shard: shard, walker: walker,
+            clock: settings.clock,
             beforeRetake: {
                 try? session?.commit()
                 session?.forgetUnknownRoots()

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// The files seen but not yet taken, each with what was last seen of it and since when. A file is due once its size
 /// and modification time have stayed the same for the settle time and no writer on this machine has it open (one

@@ -1,6 +1,6 @@
-import IngestCore
 import Foundation
-import IngestNative
+import IngestCore
+import NativeSystem
 import Synchronization
 
 /// What `ingest watch` hands the runner's work queue: first the files already in the folders (the same lazy walk as
@@ -44,15 +44,19 @@ final class WatchFeed: Sendable {
     let settings: WatchSettings
     private let cancellation: RunCancellation
     private let shard: Shard?
-    private let started = ContinuousClock.now
+    /// The run's clock: settle times, set-aside files' due times and the watcher's waits are measured on it.
+    let clock: any WaitClock
+    private let started: Double
     /// Makes what the journal was told of finished files visible to the next lookup (commits its batch): run before
     /// a file is handed out again once others have finished, so a file seen again is known as done.
     private let beforeRetake: @Sendable () -> Void
 
     init(
         tree: WatchTree, settings: WatchSettings, cancellation: RunCancellation, shard: Shard?, walker: sending InputWalker,
-        beforeRetake: @escaping @Sendable () -> Void
+        clock: any WaitClock = SystemClock(), beforeRetake: @escaping @Sendable () -> Void
     ) {
+        self.clock = clock
+        started = clock.now
         self.beforeRetake = beforeRetake
         self.tree = tree
         self.settings = settings
@@ -62,11 +66,12 @@ final class WatchFeed: Sendable {
         cancellation.onCancel { [wake] in wake.signal() }
     }
 
-    /// Seconds on the monotonic clock since the feed was made.
-    func now() -> Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    }
+    /// Seconds on the run's clock since the feed was made.
+    func now() -> Double { clock.now - started }
+
+    /// Waits `seconds` on the run's clock (the watcher thread between looks); false once the run is cancelled.
+    @discardableResult
+    func sleep(_ seconds: Double) -> Bool { clock.sleep(seconds, cancellation: cancellation) }
 
     var isStopped: Bool { cancellation.isCancelled || state.withLock { $0.stopped } }
 
@@ -90,7 +95,7 @@ final class WatchFeed: Sendable {
     /// startup walk.
     func takeNow() -> InputEntry? {
         let now = now()
-        let wallNow = Int64(Date().timeIntervalSince1970 * 1e9)
+        let wallNow = FolderWatcher.wallNow()
         var commit = false
         let taken = state.withLock { state -> InputEntry? in
             if state.stopped || cancellation.isCancelled { return nil }
@@ -183,12 +188,13 @@ final class WatchFeed: Sendable {
     /// files due again; forgets files finished more than `recentWindow` ago. Wakes a worker when there is work.
     func tick(deferred: [(entry: InputEntry, until: Date?)], leasePoll: Double) {
         let now = now()
+        let date = clock.date
         let settle = settings.settle
         let woken = state.withLock { state -> Bool in
             let due = state.table.takeDue(now: now, settle: settle) { try? FileStatus(path: $0, followLinks: true) }
             state.ready.append(contentsOf: due)
             for (entry, until) in deferred {
-                state.again.append((entry, now + (until.map { max(0, $0.timeIntervalSinceNow) } ?? leasePoll)))
+                state.again.append((entry, now + (until.map { max(0, $0.timeIntervalSince(date)) } ?? leasePoll)))
             }
             var expired = 0
             while expired < state.recentOrder.count, now - state.recentOrder[expired].at > WatchFeed.recentWindow {

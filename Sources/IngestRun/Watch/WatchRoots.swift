@@ -1,5 +1,5 @@
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// Whether each folder given to `ingest watch` (a root) is there, and which folder it is. A root can go away and
 /// come back while the watch runs: a backup job or `rsync --delete-after` removes and makes it again, a mount point

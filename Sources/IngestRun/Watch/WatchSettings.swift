@@ -1,6 +1,5 @@
-import IngestCore
-import IngestNative
 import Foundation
+import IngestCore
 
 /// How `ingest watch` decides that a file has landed, and how it learns of new files.
 package struct WatchSettings: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import IngestConfig
 import IngestCore
-import IngestNative
+import NativeSystem
 
 /// The folders `ingest watch` was given and the input rules that say which of their files are inputs: the
 /// pipeline's `include`/`exclude`/`max_depth`, the names writers use while copying, and the work folder and journal

@@ -1,7 +1,8 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
+import NativeFFmpeg
+import NativeSystem
 
 /// One stage's share of a pass over a recording's frames: a tap (poster, sheet) or a proxy transcode, and what the
 /// stage records once the pass is over.

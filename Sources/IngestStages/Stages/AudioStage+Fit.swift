@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
+import NativeFFmpeg
 
 /// `audio: { fit: { max_bytes } }`: an audio-only recording lands at or under the limit. AAC's bit rate is nearly
 /// constant, so one encode at the rate the duration allows usually lands; the output is still measured before it is

@@ -1,7 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
+import IngestMedia
 import IngestTemplates
+import NativeFFmpeg
 
 /// `audio`: turns any supported audio (AAC/M4A, MP3, WAV, FLAC, Ogg, the audio track of a movie) into AAC in an
 /// `.m4a` with the moov atom first, as the vet-visit backend (seed 003) expects from an iPhone recording. A file that

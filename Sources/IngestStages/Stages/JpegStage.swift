@@ -1,7 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestTemplates
+import NativeJPEG
+import NativeSystem
 
 /// `jpeg`: re-encodes a JPEG, PNG or HEIC/HEIF photo as the JPEG a backend expects (seed 002 uploads
 /// `jpegData(compressionQuality: 0.8)`), upright, optionally downscaled, with metadata per policy. The result is a

@@ -1,7 +1,7 @@
+import Foundation
 import IngestCore
 import IngestTemplates
-import Foundation
-import IngestNative
+import NativeSystem
 
 /// `lookup`: values for a file from a CSV manifest (`path,pet_id`), or — when no manifest is given — from
 /// templates (`pet_id: "{{dir.name}}"`), saved under `as:` for later templates (`{{pet.pet_id}}`). Each value can be

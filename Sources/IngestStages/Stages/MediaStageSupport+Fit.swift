@@ -1,6 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
+import IngestMedia
+import NativeFFmpeg
+import NativeSystem
 
 extension MediaStageSupport {
     /// One transcode of the item into a temp file beside `outputPath`, kept (renamed into place) only when it is at

@@ -1,7 +1,8 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
+import NativeFFmpeg
+import NativeSystem
 
 /// A bit rate written as FFmpeg's CLI takes it: `64000`, `64k`, `1.5M` (k = 1000, M = 10⁶; `bps`/`b` allowed).
 package struct BitRate: OptionValue, Equatable, Comparable, Sendable, CustomStringConvertible {

@@ -1,9 +1,9 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
 import Logging
+import NativeCurl
 
 /// `poll`: waits for an asynchronous job (seed 000's Firestore `jobs/{id}` moving `queued → processing →
 /// summarizing → completed`): GETs a URL every `interval` (growing by half each time up to `max_interval`) until

@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import IngestMedia
 import IngestTemplates
 
 /// `poster`: a still of the video as a named output beside the file (the file stays what later stages send): the

@@ -1,8 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
 
 /// "Already there" answers (a 409 counted as done by `on_conflict: done`, Firestore's `ALREADY_EXISTS` for the
 /// document a `firestore:` write creates) are done only when they are this file's own: its earlier call may have

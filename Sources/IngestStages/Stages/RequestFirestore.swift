@@ -1,8 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
 
 /// `firestore:` of a `request` stage: the body is a Firestore commit that creates one document from plain fields
 /// (typed for Firestore here), sets server timestamps, and carries the precondition that the document does not

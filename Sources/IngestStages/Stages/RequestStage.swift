@@ -1,8 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
 
 /// `request`: one JSON HTTP call per file — a backend hands out an upload ticket (seeds 001–003) or is told that
 /// a file arrived (`analyze`, `complete/{visit_id}`). The JSON response is saved under `as:` for later templates.

@@ -1,8 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
 
 /// `verify:` of a `request` stage: a read that tells whether a call the journal shows as sent without an answer (a
 /// run killed mid-call, a worker whose lease was taken over, an earlier run that failed it) reached the server. A

@@ -1,8 +1,9 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
+import NativeSystem
 
 /// `save`: keeps what came back as files a user can open — texts downloaded from (signed) URLs, such as seed 000's
 /// `result_urls.coach_summary_url`, and earlier answers as JSON sidecars (seed 001's analysis, seed 002's

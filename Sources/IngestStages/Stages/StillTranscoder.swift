@@ -1,7 +1,11 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
+import NativeExif
+import NativeFFmpeg
+import NativeHEIF
+import NativeJPEG
+import NativeSystem
 
 /// What the `jpeg` stage produced for one file.
 struct StillTranscodeResult {

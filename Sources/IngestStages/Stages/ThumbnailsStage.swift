@@ -1,6 +1,6 @@
 import Foundation
 import IngestCore
-import IngestNative
+import IngestMedia
 import IngestTemplates
 
 /// `thumbnails`: a sheet of `count` frames spread over the video, in a grid of tiles the size of the HTML report's

@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
+import NativeSystem
 
 /// `validate`: the local rules a file must meet before anything is spent on it. Every rule that fails is
 /// reported (not only the first), each with expected vs. actual, so one run tells the whole story of a file.

@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
+import NativeFFmpeg
 
 /// `video: { fit: { max_bytes } }`: what a user does by hand with ffmpeg and a calculator. The bits the limit
 /// holds over the duration, less the container's index, a rate-control margin and audio's share, go to x264's

@@ -1,6 +1,5 @@
 import Foundation
 import IngestCore
-import IngestNative
 
 /// `video` with `output: NAME`: the video made within the stage's limits becomes a named output (a proxy) beside
 /// the file instead of replacing it, made in the frame pass it shares with `poster` and `thumbnails`.

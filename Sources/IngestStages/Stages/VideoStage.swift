@@ -1,7 +1,8 @@
 import Foundation
 import IngestCore
-import IngestNative
+import IngestMedia
 import IngestTemplates
+import NativeFFmpeg
 
 /// `video`: makes a .mov/.mp4/.mkv into H.264 (libx264) + AAC in MP4 or MOV with the moov atom first, within a
 /// size and frame-rate budget — what the hockey-analysis backend (seeds 000/001) can take from any phone. Streams

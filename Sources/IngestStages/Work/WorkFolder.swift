@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import IngestCore
 import IngestJournal
-import IngestNative
+import NativeSystem
 
 /// The work folder (`.ingest/work`): temp and transcoded files, which belong to the file being worked on and are
 /// removed when it is finished. Each run writes only inside a folder of its own there (`RunWorkFolder`), so runs

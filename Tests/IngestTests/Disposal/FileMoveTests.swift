@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 import Testing
 
 @testable import Ingest

@@ -1,5 +1,4 @@
 import Foundation
-import IngestNative
 import Testing
 
 @testable import Ingest

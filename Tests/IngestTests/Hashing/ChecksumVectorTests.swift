@@ -1,5 +1,6 @@
 import Foundation
-import IngestNative
+import NativeXXHash
+import NativeZlib
 import Testing
 
 @testable import Ingest

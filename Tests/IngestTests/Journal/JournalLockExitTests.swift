@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 import Synchronization
 import Testing
 
@@ -19,11 +19,13 @@ import Testing
     final class Spawner: Sendable {
         private let stopped = Atomic(false)
         let started = Atomic(0)
-        private let running = Atomic(0)
+        private let threads: Int
+        /// Signalled by each thread as it ends.
+        private let ended = DispatchSemaphore(value: 0)
 
         init(threads: Int) {
+            self.threads = threads
             for _ in 0..<threads {
-                running.add(1, ordering: .sequentiallyConsistent)
                 Thread { [self] in
                     while !stopped.load(ordering: .sequentiallyConsistent) {
                         let child = Process()
@@ -31,14 +33,14 @@ import Testing
                         if (try? child.run()) != nil { child.waitUntilExit() }
                         started.add(1, ordering: .sequentiallyConsistent)
                     }
-                    running.subtract(1, ordering: .sequentiallyConsistent)
+                    ended.signal()
                 }.start()
             }
         }
 
         func stop() {
             stopped.store(true, ordering: .sequentiallyConsistent)
-            while running.load(ordering: .sequentiallyConsistent) > 0 { usleep(10_000) }
+            for _ in 0..<threads { ended.wait() }
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSQLite
 import Testing
 
 @testable import Ingest

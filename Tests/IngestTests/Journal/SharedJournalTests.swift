@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativePostgres
 import Testing
 
 @testable import Ingest

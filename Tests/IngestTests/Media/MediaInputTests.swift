@@ -1,5 +1,7 @@
 import Foundation
-import IngestNative
+import NativeExif
+import NativeFFmpeg
+import NativeHEIF
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeJPEG
 import Testing
 
 @testable import Ingest

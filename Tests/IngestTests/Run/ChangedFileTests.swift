@@ -1,5 +1,6 @@
 import Foundation
-import IngestNative
+import NativeCurl
+import NativeSystem
 import Testing
 
 @testable import Ingest

@@ -3,7 +3,6 @@ import Testing
 
 @testable import Ingest
 @testable import IngestCore
-@testable import IngestNative
 
 /// `upload: { output: NAME }` in real runs of the `ingest` binary against the fixture backend's S3: each output is
 /// its own object, and the journal keeps each output's upload on its own.

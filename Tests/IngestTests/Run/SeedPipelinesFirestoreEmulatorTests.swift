@@ -1,5 +1,4 @@
 import Foundation
-import IngestNative
 import Testing
 
 @testable import Ingest
@@ -167,6 +166,8 @@ final class EmulatorAnalysisWorker: @unchecked Sendable {
     private let lock = NSLock()
     private var running = true
     private var thread: Thread?
+    /// Signalled when the thread has ended.
+    private let ended = DispatchSemaphore(value: 0)
 
     init(emulator: FirestoreEmulator, project: String) {
         self.emulator = emulator
@@ -179,6 +180,7 @@ final class EmulatorAnalysisWorker: @unchecked Sendable {
                 for job in (try? emulator.documents(project: project, "jobs")) ?? [] { try? advance(job) }
                 usleep(100_000)
             }
+            ended.signal()
         }
         self.thread = thread
         thread.start()
@@ -186,7 +188,7 @@ final class EmulatorAnalysisWorker: @unchecked Sendable {
 
     func stop() {
         lock.withLock { running = false }
-        while thread?.isFinished == false { usleep(10_000) }
+        if thread != nil { ended.wait() }
     }
 
     private func advance(_ job: [String: Any]) throws {

@@ -3,7 +3,6 @@ import Testing
 
 @testable import Ingest
 @testable import IngestCore
-@testable import IngestNative
 @testable import IngestStages
 
 /// Named outputs beside the file (issue 31 §2): `poster`, `thumbnails` and `video` with `output:`, on clips made

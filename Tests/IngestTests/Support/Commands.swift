@@ -32,11 +32,15 @@ func runCommandForData(
     process.standardInput = FileHandle.nullDevice
     try process.run()
     nonisolated(unsafe) var errData = Data()
-    let reader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+    let read = DispatchSemaphore(value: 0)
+    let reader = Thread {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        read.signal()
+    }
     reader.start()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    while !reader.isFinished { usleep(1000) }
+    read.wait()
     return (process.terminationStatus, outData, String(decoding: errData, as: UTF8.self))
 }
 

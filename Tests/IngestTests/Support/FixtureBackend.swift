@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeCurl
 import Testing
 
 /// Tests/Fixtures/backend.py, started for one test on 127.0.0.1 with a port the kernel picks, with that test's

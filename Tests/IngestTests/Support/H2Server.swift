@@ -1,5 +1,4 @@
 import Foundation
-import IngestNative
 
 /// Tests/Fixtures/h2server.py (hypercorn: a real HTTP/2 server) over TLS, with a certificate for 127.0.0.1 signed by
 /// a CA made for this server with `openssl`; pipelines trust it through `ca_bundle: <caBundle>`. `stop()` ends it

@@ -1,5 +1,4 @@
 import Foundation
-import IngestNative
 import Testing
 
 /// Tests/Fixtures/redirects.py: two origins (two ports of 127.0.0.1) that answer `/hop/<status>?to=<url>` with a

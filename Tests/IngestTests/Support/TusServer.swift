@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeCurl
 
 @testable import Ingest
 

@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeCurl
 import Testing
 
 @testable import Ingest

@@ -3,9 +3,9 @@ import Testing
 
 @testable import Ingest
 
-/// `ingest watch` as the real world uses it: writers that take their time, renames into place, folders that appear,
-/// a service stopped mid-upload, an event queue that overflows, and a mount that only polling sees. Each test waits
-/// on the report the watcher writes as files finish.
+/// `ingest watch` as the real world uses it: folders that appear, a service stopped mid-upload, an event queue that
+/// overflows, and a mount that only polling sees. Each test waits on the report the watcher writes as files finish.
+/// (Writers that take their time and renames into place are `WatchClockTests`: the settle time on a driven clock.)
 @Suite(.serialized) struct WatchTests {
     /// A watch on a folder that already holds `first.m4a`, once that file is taken (so the watches are in place).
     func started(_ label: String, _ arguments: [String] = ["--settle", "0.3s"]) throws -> (
@@ -18,60 +18,6 @@ import Testing
         let watch = try WatchProcess(folder: folder.path, pipeline: pipeline, arguments)
         try #require(watch.waitForReports("first.m4a"), "the file already there was never taken: \(watch.stderr)")
         return (folder, watch)
-    }
-
-    /// Writes `bytes` to `path` in `chunks` pieces through one open descriptor, pausing `pause` seconds after each
-    /// (longer than the settle time: only the writer still holding the file keeps it from being taken); `check` runs
-    /// after each pause.
-    func writeSlowly(_ bytes: Data, to path: String, chunks: Int, pause: Double, check: (Int) -> Void = { _ in })
-        throws
-    {
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        let size = (bytes.count + chunks - 1) / chunks
-        for index in 0..<chunks {
-            try handle.write(contentsOf: bytes[(index * size)..<min(bytes.count, (index + 1) * size)])
-            usleep(UInt32(pause * 1_000_000))
-            check(index)
-        }
-        try handle.close()
-    }
-
-    @Test func aRecordingWrittenInChunksIsTakenOnceCompleteByteForByte() throws {
-        let (folder, watch) = try started("watch-chunks")
-        defer { folder.remove() }
-        let bytes = try sample("plain.mov")
-        try writeSlowly(bytes, to: folder.path + "/in/clip.mov", chunks: 6, pause: 0.7) { index in
-            #expect(watch.reports("clip.mov").isEmpty, "taken while its writer had written \(index + 1) of 6 chunks")
-        }
-        #expect(watch.waitForReports("clip.mov"), "\(watch.stderr)")
-        // A file landing after it: once that one is reported, a second report of the first would be there too.
-        try sample("voice.m4a").write(to: URL(fileURLWithPath: folder.path + "/in/after.m4a"))
-        #expect(watch.waitForReports("after.m4a"))
-        #expect(watch.stop() == 143, "\(watch.stderr)")
-        let reports = watch.reports("clip.mov")
-        #expect(reports.count == 1, "\(reports)")
-        #expect(reports.first?["status"] as? String == "passed", "\(reports)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/out/clip.mov")) == bytes)
-    }
-
-    @Test func copyThenRenameIsTakenOnceAndThePartNever() throws {
-        let (folder, watch) = try started("watch-rename")
-        defer { folder.remove() }
-        let bytes = try sample("voice.m4a")
-        try writeSlowly(bytes, to: folder.path + "/in/x.m4a.part", chunks: 3, pause: 0.5)
-        // Closed and left longer than the settle time before the rename, as a slow copier does.
-        usleep(800_000)
-        try FileManager.default.moveItem(atPath: folder.path + "/in/x.m4a.part", toPath: folder.path + "/in/x.m4a")
-        #expect(watch.waitForReports("x.m4a"), "\(watch.stderr)")
-        try sample("voice.m4a").write(to: URL(fileURLWithPath: folder.path + "/in/after.m4a"))
-        #expect(watch.waitForReports("after.m4a"))
-        #expect(watch.stop() == 143)
-        #expect(watch.reports("x.m4a").count == 1)
-        #expect(watch.reports("x.m4a.part").isEmpty)
-        let stored = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/out").sorted()
-        #expect(stored == ["after.m4a", "first.m4a", "x.m4a"])
-        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/out/x.m4a")) == bytes)
     }
 
     @Test func aFolderCreatedAfterTheStartIsWatchedAndItsFilesTaken() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
+import NativeFFmpeg
 
 /// What the contact sheet shows for one file: a picture (a photo, or a video's representative frame with its
 /// duration), an audio level strip, or why there is neither.

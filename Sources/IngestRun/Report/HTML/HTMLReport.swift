@@ -1,6 +1,6 @@
 import Foundation
-import IngestNative
 import IngestCore
+import NativeSystem
 
 /// `--report-format html` (and `--report x.html`): one self-contained page a person opens to look at a batch — a
 /// summary, a filter bar, then a card per file with its thumbnail, failures first. Each file's card (thumbnail

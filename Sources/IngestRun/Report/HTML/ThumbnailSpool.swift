@@ -1,5 +1,5 @@
 import Foundation
-import IngestNative
+import NativeSystem
 
 /// The contact sheet's JPEGs, spooled as each file finishes and placed when the page is written: inline as `data:`
 /// URIs for a batch small enough to open quickly that way (one file to attach or mail), else as files in a folder

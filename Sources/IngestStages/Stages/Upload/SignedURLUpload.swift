@@ -1,21 +1,65 @@
 import Foundation
 import IngestCore
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
+import NativeSystem
 
 /// What `put` and `s3-post` share: one request carrying the file to a URL that a ticket handed out, retried by
 /// `Exchange`, judged by `expect`. When the signed URL or POST policy expired it throws `TicketExpired`: the run
 /// renews the ticket (the request stage that made it runs again) and runs the upload again, once. The methods
 /// differ only in the request they build.
 protocol SignedURLUpload: UploadMethod {
-    var options: UploadStage.Options { get }
+    var signed: SignedURLOptions { get }
     var limiter: RateLimiter? { get }
+    /// The form fields, for `s3-post`: their templates may name the ticket too.
+    var formFields: TemplateValue? { get }
     /// The request carrying the file to `url`, with the rendered `headers`, and the statuses that count as success.
     func request(
         for item: Item, url: String, headers: [(name: String, value: String)], contentType: String,
         scope: TemplateScope
     ) throws -> (request: HTTPRequest, expected: [Int])
+}
+
+/// The options `put` and `s3-post` both take (each declares them in its spec through `fields`).
+struct SignedURLOptions: Sendable {
+    enum ExpiredPolicy: String, OptionEnum, Sendable {
+        case renew, fail
+    }
+
+    var url: Template?
+    var headers = HeaderTemplates()
+    var contentType: Template?
+    var expect: [Int]?
+    var onExpired = ExpiredPolicy.renew
+    var network = NetworkOptions()
+
+    static func fields<Root>(_ path: WritableKeyPath<Root, SignedURLOptions>, expect: String) -> [OptionField<Root>] {
+        [
+            UploadFields.url(
+                path.appending(path: \.url), doc: "Target URL template (`{{ticket.upload_url}}`)."),
+            UploadFields.headers(path.appending(path: \.headers)),
+            UploadFields.contentType(path.appending(path: \.contentType)),
+            OptionField(
+                "expect", path.appending(path: \.expect), doc: "Statuses that count as success.", default: expect),
+            OptionField(
+                "on_expired", path.appending(path: \.onExpired),
+                doc:
+                    "A 403 saying the signed URL or policy expired: `renew` (run the ticket request again, once) or `fail`.",
+                default: "renew"),
+        ] + UploadFields.network(path.appending(path: \.network))
+    }
+
+    func validate(at node: ConfigNode) throws {
+        try network.validate(at: node)
+        for status in expect ?? [] where !(100...599).contains(status) {
+            throw node.error("expect: \(status) is not an HTTP status")
+        }
+    }
+}
+
+extension SignedURLUpload {
+    var formFields: TemplateValue? { nil }
 }
 
 /// A signed-URL upload's request, ready to send.
@@ -27,7 +71,7 @@ struct PreparedUpload {
 
 extension SignedURLUpload {
     func upload(_ item: Item, scope: TemplateScope, context: StageContext) throws -> StageOutcome {
-        let renews = options.onExpired == .renew && !context.ticketRenewed
+        let renews = signed.onExpired == .renew && !context.ticketRenewed
         let prepared: PreparedUpload
         do {
             prepared = try prepare(item, scope: scope)
@@ -51,13 +95,12 @@ extension SignedURLUpload {
     /// Renders the URL, content type and headers, and builds the method's request (a file that cannot be read
     /// fails as `unreadable`).
     private func prepare(_ item: Item, scope: TemplateScope) throws -> PreparedUpload {
-        guard let urlTemplate = options.url else {
-            throw ItemFailed(
-                stage: UploadStage.name, rule: .url, message: "method \(options.method.rawValue) needs 'url'")
+        guard let urlTemplate = signed.url else {
+            throw ItemFailed(stage: UploadStage.name, rule: .url, message: "method \(Self.name) needs 'url'")
         }
         let url = try urlTemplate.renderURL(scope)
-        let contentType = try options.renderedContentType(item, scope: scope)
-        let headers = try options.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
+        let contentType = try UploadStage.contentType(signed.contentType, of: item, scope: scope)
+        let headers = try signed.headers.entries.map { (name: $0.name, value: try $0.value.render(scope)) }
         var built: (request: HTTPRequest, expected: [Int])
         do {
             built = try request(for: item, url: url, headers: headers, contentType: contentType, scope: scope)
@@ -66,7 +109,7 @@ extension SignedURLUpload {
                 stage: UploadStage.name, rule: .unreadable, message: "cannot read the file to upload: \(error)")
         }
         built.request.maxResponseBytes = 64 * 1024
-        options.network.apply(to: &built.request)
+        signed.network.apply(to: &built.request)
         return PreparedUpload(request: built.request, expected: built.expected, contentType: contentType)
     }
 
@@ -81,7 +124,7 @@ extension SignedURLUpload {
         let total = prepared.request.body?.file?.size
         observer.progress = { context.reportProgress(done: $0, total: total) }
         let exchange = context.exchange(
-            stage: UploadStage.name, network: options.network, limiter: limiter, for: item,
+            stage: UploadStage.name, network: signed.network, limiter: limiter, for: item,
             success: prepared.expected.first ?? 200)
         return (try exchange.send(prepared.request, observer: observer), observer)
     }
@@ -125,7 +168,7 @@ extension SignedURLUpload {
     /// The signed URL or policy expired: the run renews the ticket the URL or fields were rendered from, so they are
     /// re-rendered from a fresh one.
     private func ticketExpired(said: String?) -> TicketExpired {
-        let results = TicketExpired.resultNames((options.url?.variables ?? []) + (options.fields?.variables ?? []))
+        let results = TicketExpired.resultNames((signed.url?.variables ?? []) + (formFields?.variables ?? []))
         return TicketExpired(
             stage: UploadStage.name, results: results, what: "the signed URL", said: said ?? "403",
             failure: ItemFailed(

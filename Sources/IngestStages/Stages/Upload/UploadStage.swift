@@ -1,9 +1,9 @@
 import Foundation
 import IngestCore
 import IngestMedia
-import IngestNative
 import IngestNetwork
 import IngestTemplates
+import NativeCurl
 
 /// `upload`: sends the current file (`Item.artifact`) — streamed from disk in 256 KiB chunks with an exact
 /// Content-Length, never read whole — to a signed URL (`put`), an S3 presigned POST form (`s3-post`), or a local
@@ -11,118 +11,57 @@ import IngestTemplates
 /// see `S3Uploader`). Retries restart the body at byte 0; an expired signed URL is renewed once by
 /// running the ticket request again.
 package struct UploadStage: Stage {
-    package enum Method: String, OptionEnum, Sendable {
-        case put
-        case s3Post = "s3-post"
-        case local
-        case s3
-        case tus
-    }
-
-    package enum ExpiredPolicy: String, OptionEnum, Sendable {
-        case renew, fail
-    }
-
+    /// What the stage reads itself: `method:`, which picks the method whose options (`UploadMethod.Options`, their
+    /// spec in the method's folder) the rest of the mapping holds, and `output:`. Decoding hands the other keys to
+    /// the chosen method's spec (`UploadMethods.all`); a key of another method is refused there, naming it.
     package struct Options: StageOptions, Sendable {
-        package var method = Method.put
-        package var url: Template?
-        package var headers = HeaderTemplates()
-        package var contentType: Template?
-        package var fields: TemplateValue?
-        package var expect: [Int]?
-        package var key: Template?
-        package var dir: String?
-        package var overwrite = true
-        package var onExpired = ExpiredPolicy.renew
-        package var network = NetworkOptions()
-        package var s3 = S3UploadOptions()
-        package var tus = TusUploadOptions()
+        package var method = UploadMethods.all.defaultTag
         /// Sends the named output (a poster, a proxy) instead of the file.
         package var output: String?
+        /// The chosen method's options, decoded by its spec, ready to build it.
+        var makeMethod: UploadMethodMaker?
         package init() {}
+
+        package init(from node: ConfigNode, errors: inout [PipelineFileError]) {
+            self.init()
+            let before = errors.count
+            let (common, chosen) = UploadMethods.all.split(node, common: Self.fields.map(\.name), errors: &errors)
+            guard errors.count == before else { return }
+            self.init(from: common, level: .options, errors: &errors)
+            guard errors.count == before, let chosen else { return }
+            makeMethod = chosen.variant.decode(chosen.node, &errors)
+        }
 
         package static var fields: [OptionField<Options>] {
             [
-                OptionField(
-                    "method", \.method,
-                    doc:
-                        "`put` (PUT to a signed URL), `s3-post` (S3 presigned POST form), `local` (copy into `dir`), "
-                        + "`s3` (SigV4-signed upload into `bucket`, multipart for large files) or `tus` (a resumable "
-                        + "tus 1.0 upload created at `url`; see docs/large-files.md).",
-                    default: "put"),
-                OptionField(
-                    "url", \.url,
-                    doc: "Target URL template (`{{ticket.upload_url}}`); put and s3-post; tus: the creation endpoint."),
-                OptionField("headers", \.headers, doc: "Extra request header templates.", default: "{}"),
-                OptionField(
-                    "content_type", \.contentType,
-                    doc:
-                        "Content-Type template; sniffed from the bytes when absent (video/quicktime, audio/mp4, image/jpeg …)."
-                ),
-                OptionField(
-                    "fields", \.fields,
-                    doc: "s3-post form fields, sent in order before the file (`{{ticket.upload_fields}}` or a mapping)."
-                ),
-                OptionField(
-                    "expect", \.expect, doc: "Statuses that count as success.",
-                    default: "[200] for put; [204] or success_action_status for s3-post"),
-                OptionField(
-                    "key", \.key,
-                    doc:
-                        "local: path under `dir`; s3: object key (sanitised: no `..`, no leading `/`, no control characters).",
-                    default: "{{artifact.path}}"),
-                OptionField("dir", \.dir, doc: "local: destination folder; nothing is written outside it."),
-                OptionField(
-                    "overwrite", \.overwrite, doc: "local: replace an existing file at the key.", default: "true"),
-                OptionField(
-                    "on_expired", \.onExpired,
-                    doc:
-                        "A 403 saying the signed URL or policy expired: `renew` (run the ticket request again, once) or `fail`.",
-                    default: "renew"),
+                UploadMethods.all.tagField(\.method),
                 OptionField(
                     "output", \.output,
                     doc:
                         "Send the named output an earlier stage made (`poster`, `proxy`) instead of the file; its key "
                         + "defaults to `{{outputs.NAME.path}}` (`day1/clip.poster.jpg`).",
                     default: "the file"),
-                OptionField(
-                    "timeout", \.network.timeout, range: DurationValue.timeoutRange,
-                    doc:
-                        "Limit for one attempt (one request; for `s3` multipart, one part), answer included. None by "
-                        + "default, as a large file on a slow link may take long: `min_speed` and `stall_timeout` end "
-                        + "an attempt that stalls or trickles in any phase."),
-            ] + S3UploadOptions.fields(\.s3) + TusUploadOptions.fields(\.tus) + NetworkOptions.fields(\.network)
+            ]
+        }
+
+        /// `method:` and `output:`, then every method's options, each saying which methods take it.
+        package static var fieldDocs: [OptionDoc] {
+            fields.map(\.optionDoc) + UploadMethods.all.mergedFieldDocs
+        }
+
+        package static var jsonSchema: JSONValue {
+            var common = JSONObject()
+            for field in fields { common[field.name] = field.schema }
+            return UploadMethods.all.jsonSchema(common: common)
         }
 
         package func validate(at node: ConfigNode) throws {
-            try network.validate(at: node)
             if let output { try OutputName.check(output, at: node) }
-            switch method {
-            case .put, .s3Post, .tus:
-                if url == nil { throw node.error("method \(method.rawValue) needs 'url'") }
-                if dir != nil { throw node.error("'dir' is only for method local") }
-            case .local:
-                if dir == nil { throw node.error("method local needs 'dir'") }
-                if url != nil { throw node.error("'url' is not used by method local") }
-            case .s3:
-                if url != nil {
-                    throw node.error("'url' is not used by method s3 (give 'bucket', 'key' and 'endpoint')")
-                }
-                if dir != nil { throw node.error("'dir' is only for method local") }
-                try s3.validate(at: node)
-            }
-            if method != .s3, let name = s3.givenNames.first(where: { method != .tus || $0 != "metadata" }) {
-                throw node.error("'\(name)' is only for method s3")
-            }
-            if tus.chunkSize != nil && method != .tus { throw node.error("'chunk_size' is only for method tus") }
-            try tus.validate(at: node)
-            if fields != nil && method != .s3Post { throw node.error("'fields' is only for method s3-post") }
-            if method == .s3Post && fields == nil {
-                throw node.error("method s3-post needs 'fields' (the ticket's form fields)")
-            }
-            for status in expect ?? [] where !(100...599).contains(status) {
-                throw node.error("expect: \(status) is not an HTTP status")
-            }
+        }
+
+        /// The key `local` and `s3` send to when none is given: the output's path with `output:`, else the file's.
+        func defaultKey() throws -> Template {
+            try Template(output.map { "{{outputs.\($0).path}}" } ?? "{{artifact.path}}")
         }
     }
 
@@ -138,17 +77,11 @@ package struct UploadStage: Stage {
     let method: any UploadMethod
 
     package init(options: Options) throws {
-        var options = options
-        if let output = options.output, options.key == nil { options.key = try Template("{{outputs.\(output).path}}") }
-        self.options = options
-        let limiter = options.network.rate.map(RateLimiter.init(rate:))
-        switch options.method {
-        case .put: method = PutUpload(options: options, limiter: limiter)
-        case .s3Post: method = S3PostUpload(options: options, limiter: limiter)
-        case .local: method = LocalUpload(options: options)
-        case .s3: method = try S3Upload(options: options, limiter: limiter)
-        case .tus: method = TusUpload(options: options, limiter: limiter)
+        guard let make = options.makeMethod else {
+            throw PipelineFileError(location: nil, message: "upload: method \(options.method) was not decoded")
         }
+        self.options = options
+        method = try make(options)
     }
 
     package func checkReadyToRun() throws { try method.checkReadyToRun() }
@@ -198,17 +131,5 @@ package struct UploadStage: Stage {
         case .webp: return "image/webp"
         default: return "application/octet-stream"
         }
-    }
-}
-
-extension UploadStage.Options {
-    /// `key` rendered and sanitised (local and s3): the artifact's path when not given.
-    func renderedKey(_ scope: TemplateScope) throws -> String {
-        try scope.sanitizedKey(try (key ?? Template("{{artifact.path}}")).render(scope))
-    }
-
-    /// `content_type` rendered, else the type sniffed from the file's bytes.
-    func renderedContentType(_ item: Item, scope: TemplateScope) throws -> String {
-        try contentType?.render(scope) ?? UploadStage.sniffedType(item.artifact)
     }
 }

@@ -32,7 +32,7 @@ INGEST := .build/debug/ingest
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
-.PHONY: deps test-deps check-imports build release install deb uninstall test demo bench bench-peers bench-readme samples schema format clean fuzz
+.PHONY: deps test-deps check-imports build release install deb uninstall test demo bench bench-peers bench-readme samples schema docs format clean fuzz
 
 # apt-get install of those of $(1) not installed yet (one `apt-get update` first, only then).
 apt_install = missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
@@ -127,6 +127,12 @@ samples: test-deps
 
 schema: build
 	$(INGEST) schema > pipelines/schema.json
+	$(INGEST) schema --test > pipelines/test.schema.json
+
+# The DocC reference of the Ingest product (Sources/Ingest/Ingest.docc), failing on any DocC warning; .ci/run runs
+# it after `make test` (scripts/check-docs.sh says why it is not part of it).
+docs: deps
+	SWIFT=$(SWIFT) SWIFT_BUILD_FLAGS="$(SWIFT_BUILD_FLAGS)" bash scripts/check-docs.sh
 
 # libFuzzer with AddressSanitizer, one target after another, FUZZ_SECONDS each, from the seeds in Tests/Fuzz/<target>/.
 # New coverage goes to .build-fuzz/corpus/<target>/ (not committed); a crash input is written to

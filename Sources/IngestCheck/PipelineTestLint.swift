@@ -16,14 +16,17 @@ extension PipelineTestFile {
         return keys.contains("cases") && !keys.contains("stages")
     }
 
-    /// `ingest lint` of a test file: checked as `ingest test` loads it (the rules of `pipelines/test.schema.json`:
-    /// known keys, each case's input and expectations), and the pipeline it tests must exist. Empty when it is fine.
+    /// `ingest lint` of a test file: checked as `ingest test` loads it (its spec, `TestFileSpec`, which
+    /// pipelines/test.schema.json is written from: known keys, each case's input and expectations), and the
+    /// pipeline it tests must exist. Empty when it is fine.
     static func lint(path: String) -> [PipelineLintIssue] {
         let file: PipelineTestFile
         do {
             file = try load(path: path)
         } catch let error as PipelineFileError {
             return [PipelineLintIssue(error: error)]
+        } catch let errors as PipelineFileErrors {
+            return errors.errors.map(PipelineLintIssue.init(error:))
         } catch {
             return [PipelineLintIssue(severity: .error, location: nil, message: "\(path): \(error)")]
         }

@@ -45,7 +45,10 @@ struct SchemaCommand: ParsableCommand {
         commandName: "schema",
         abstract: "Print the JSON Schema of pipeline files (the same as pipelines/schema.json).")
 
+    @Flag(name: .long, help: "Print the JSON Schema of test files (NAME.test.yml) instead: pipelines/test.schema.json.")
+    var test = false
+
     func run() throws {
-        print(Pipeline.jsonSchema.prettySerialized())
+        print((test ? PipelineTestFile.jsonSchema : Pipeline.jsonSchema).prettySerialized())
     }
 }

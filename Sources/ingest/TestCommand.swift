@@ -60,8 +60,21 @@ struct TestCommand: ParsableCommand {
 
     /// Runs one file's cases and prints them; nil (after saying why) when the file or its pipeline is invalid.
     func runFile(_ file: String) -> [PipelineTester.CaseResult]? {
+        let test: PipelineTestFile
         do {
-            let test = try PipelineTestFile.load(path: file)
+            test = try PipelineTestFile.load(path: file)
+        } catch let errors as PipelineFileErrors {
+            for error in errors.errors { printError(error.description) }
+            printError("\(file): \(errors.errors.count) error(s) in the test file")
+            return nil
+        } catch let error as PipelineFileError {
+            printError("\(error)")
+            return nil
+        } catch {
+            printError("\(file): \(error)")
+            return nil
+        }
+        do {
             let results = try PipelineTester.run(test)
             print(file)
             for result in results {

@@ -53,14 +53,7 @@ import Testing
     /// `INGEST_UPDATE_SCHEMA=1 swift test --filter SchemaTests` rewrites the file first (the same bytes as
     /// `ingest schema > pipelines/schema.json`).
     @Test func committedSchemaMatchesTheCode() throws {
-        let expected = Pipeline.jsonSchema.prettySerialized() + "\n"
-        if ProcessInfo.processInfo.environment["INGEST_UPDATE_SCHEMA"] == "1" {
-            try expected.write(toFile: Self.schemaPath, atomically: true, encoding: .utf8)
-        }
-        let committed = try String(contentsOfFile: Self.schemaPath, encoding: .utf8)
-        #expect(
-            committed == expected,
-            "pipelines/schema.json is stale: run `INGEST_UPDATE_SCHEMA=1 swift test --filter SchemaTests`")
+        try expectCommittedSchema(Pipeline.jsonSchema, at: Self.schemaPath, suite: "SchemaTests")
     }
 
     @Test func schemaIsBuiltFromTheDeclarations() throws {

@@ -13,6 +13,17 @@ func ingest(pipelineFile: String, paths: [String]) throws -> RunSummary {
     }
 }
 
+/// The same run as an async sequence, stopping at the first file that failed: leaving the loop cancels the run (no
+/// new file starts), as cancelling the task that awaits this does.
+func firstFailure(pipelineFile: String, paths: [String]) async throws -> ItemReport? {
+    let pipeline = try Pipeline.load(path: pipelineFile)
+    let runner = Runner(pipeline: pipeline, settings: RunSettings(workDirectory: NSTemporaryDirectory() + "work"))
+    for try await report in runner.reports(for: paths) where report.status == .failed {
+        return report
+    }
+    return nil
+}
+
 /// What FFmpeg and the sniffer say about one file: its kind, duration and streams, as JSON.
 func describe(file: String) throws -> String {
     JSONValue.object(try Prober.probe(path: file, timeout: 10).json).serialized()

@@ -15,8 +15,10 @@ import Testing
         return String(source[start.upperBound..<end.lowerBound])
     }
 
-    @Test func documentShowsTheCompiledExample() throws {
-        let document = try String(contentsOfFile: TestPaths.root + "/docs/library.md", encoding: .utf8)
+    /// docs/library.md and the DocC catalog's article show the same code, the code compiled here.
+    @Test(arguments: ["docs/library.md", "Sources/Ingest/Ingest.docc/EmbeddingIngest.md"])
+    func documentShowsTheCompiledExample(_ path: String) throws {
+        let document = try String(contentsOfFile: TestPaths.root + "/" + path, encoding: .utf8)
         let start = try #require(document.range(of: "```swift\nimport Foundation\nimport Ingest\n"))
         let end = try #require(document.range(of: "```", range: start.upperBound..<document.endIndex))
         #expect(
@@ -60,6 +62,20 @@ import Testing
         #expect(product.contains("Ingest") && product.contains("ingest"), "\(product)")
         let dependency = "\(json["dependencies"] ?? "")"
         #expect(dependency.contains("../ingest") || dependency.contains("/ingest"), "\(dependency)")
+    }
+
+    @Test func asyncExampleStopsAtTheFirstFailure() async throws {
+        let folder = try TemporaryFolder("library-async")
+        defer { folder.remove() }
+        let pipelineFile = try folder.file(
+            "p.yml", "version: 1\nname: sizes\nconcurrency: 1\nstages:\n  - validate:\n      max_bytes: 10\n")
+        _ = try folder.file("in/a.txt", "tiny")
+        _ = try folder.file("in/b.txt", "more than ten bytes")
+        _ = try folder.file("in/c.txt", "more than ten bytes too")
+        let failed = try await firstFailure(pipelineFile: pipelineFile, paths: [folder.path + "/in"])
+        #expect(failed?.relativePath == "b.txt")
+        #expect(failed?.failures.first?.rule.rawValue == "max_bytes")
+        #expect(try await firstFailure(pipelineFile: pipelineFile, paths: [folder.path + "/in/a.txt"]) == nil)
     }
 
     @Test func exampleRunsAPipelineAndPresigns() throws {

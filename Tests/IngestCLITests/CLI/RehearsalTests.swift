@@ -196,19 +196,18 @@ struct RehearsalTests {
             """)
         let result = try runCommand(TestPaths.ingest, ["test", folder.path], environment: environmentWithoutProxies())
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
-        #expect(result.stderr.contains("x.test.yml:4:"))
-        #expect(result.stderr.contains("expect: unknown key 'outcome'"))
+        #expect(result.stderr.contains("x.test.yml:4:15: error: unknown key 'outcome'; known: status, rule"))
     }
 
     @Test(
-        "ingest test: an expectation of the wrong shape is refused (exit 2), not skipped",
+        "ingest test: an expectation of the wrong shape is refused (exit 2) at its line and column, not skipped",
         arguments: [
-            ("requests: 99999999999999999999", "requests must be a list of requests"),
-            ("requests: [ GET ]", "requests[0] must be a mapping"),
-            ("requests: [ { headers: x } ]", "requests[0].headers must be a mapping"),
-            ("status: [ passed ]", "status must be text"),
-            ("report: 3", "report must be a mapping"),
-            ("facts: nope", "facts must be a mapping"),
+            ("requests: 99999999999999999999", "4:25: error: expected a list of requests"),
+            ("requests: [ GET ]", "4:27: error: expected a mapping of request fields"),
+            ("requests: [ { headers: x } ]", "4:38: error: expected a mapping of header names to expected values"),
+            ("status: [ passed ]", "4:23: error: expected a string, found a list"),
+            ("report: 3", "4:23: error: expected a mapping of field names to expected values, found '3'"),
+            ("facts: nope", "4:22: error: expected a mapping of field names to expected values, found 'nope'"),
         ])
     func malformedExpectation(_ expectation: String, _ message: String) throws {
         let folder = try TemporaryFolder("pipeline-test")
@@ -223,7 +222,7 @@ struct RehearsalTests {
             """)
         let result = try runCommand(TestPaths.ingest, ["test", folder.path], environment: environmentWithoutProxies())
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
-        #expect(result.stderr.contains("expect: \(message)"), "\(result.stderr)")
+        #expect(result.stderr.contains("x.test.yml:\(message)"), "\(result.stderr)")
     }
 
     @Test("pipelines/test.schema.json accepts every shipped test file and refuses an unknown expectation")

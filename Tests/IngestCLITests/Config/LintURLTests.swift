@@ -76,11 +76,11 @@ import Testing
             (
                 "p.test.yml",
                 "pipeline: p.yml\ncases:\n  - input: a.jpg\n    expect: { status: passed, colour: red }\n",
-                "p.test.yml:4:13: error: expect: unknown key 'colour'"
+                "p.test.yml:4:31: error: unknown key 'colour'; known: status, rule"
             ),
             (
                 "q.test.yml", "pipeline: p.yml\ncase:\n  - input: a.jpg\n",
-                "q.test.yml:2:1: error: unknown key 'case' (a test file has pipeline, env, stubs, cases)"
+                "q.test.yml:2:1: error: unknown key 'case'; known: pipeline, env, stubs, cases (did you mean 'cases'?)"
             ),
             (
                 "cases.yml", "pipeline: p.yml\ncases:\n  - input: b.jpg\n    expect: { status: passed }\n",

@@ -6,6 +6,7 @@ import Testing
 @testable import IngestJournal
 @testable import IngestRun
 @testable import IngestTestSupport
+@testable import IngestJournalTestSupport
 
 /// What a file costs in waits for the PostgreSQL server, counted (not timed): each round trip is a wait, and with
 /// several workers on a shared journal they were what a batch of small files spent its time on (issue 19: about 18

@@ -5,6 +5,7 @@ import Testing
 @testable import IngestJournal
 @testable import IngestNetwork
 @testable import IngestTestSupport
+@testable import IngestJournalTestSupport
 
 /// A multipart upload cut short by a lost link (a part answered with a network failure) is kept open and journaled,
 /// in the SQLite journal and in PostgreSQL; a second uploader reads it back, pages through ListParts two parts at a

@@ -3,6 +3,7 @@ import Testing
 
 @testable import IngestJournal
 @testable import IngestTestSupport
+@testable import IngestJournalTestSupport
 
 /// `ingest status` on a PostgreSQL journal: a `running` file under a live lease is in progress, held by that
 /// worker's pid on its host; one whose worker stopped renewing (its lease expired) is interrupted.

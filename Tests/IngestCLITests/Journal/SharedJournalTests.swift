@@ -7,6 +7,7 @@ import Testing
 @testable import IngestJournal
 @testable import IngestRun
 @testable import IngestTestSupport
+@testable import IngestJournalTestSupport
 
 /// `--shard I/N`: a stable hash of the relative path splits a tree into N parts that partition it exactly, with the
 /// journal, without it, and for `ingest validate`.

@@ -5,6 +5,7 @@ import Testing
 @testable import IngestCore
 @testable import IngestJournal
 @testable import IngestTestSupport
+@testable import IngestJournalTestSupport
 
 /// How `method: tus` answers what a real tus 1.0 server (fastapi-tusd, Tests/Fixtures/tus_server.py) says when
 /// things go wrong on the way: the server's own 409 after a PATCH cut by a gateway (the client asks `HEAD` and goes

@@ -8,6 +8,7 @@ import Testing
 @testable import IngestJournal
 @testable import IngestStages
 @testable import IngestTestSupport
+@testable import IngestJournalTestSupport
 
 /// `verify:` against a backend that does not refuse a repeated completion with 409 (the fixture's
 /// `--accept-repeats`, which counts each repeat it acts on): a complete the journal shows as sent without an answer

@@ -41,11 +41,12 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let journal = try location.open()
-        let counts = try journal.counts()
         // A `running` file a live run (or a live lease) holds is in progress, not interrupted.
         let holders = try journal.liveHolders()
         let pipelines = try JournalPipelines(journal)
-        let (problems, inProgress) = try unfinishedFiles(journal, holders: holders, pipelines: pipelines)
+        // The counts come from the same pass as the lines: a live run moves files on between two reads, and counts
+        // read apart once gave "-1 interrupted".
+        let (problems, counts, inProgress) = try unfinishedFiles(journal, holders: holders, pipelines: pipelines)
         var out = "journal \(journal.path)"
         if pipelines.mixed {
             let names = pipelines.names.map(JournalPipelines.label).joined(separator: ", ")
@@ -70,18 +71,20 @@ struct StatusCommand: ParsableCommand {
         throw unfinished > 0 ? ExitStatus.ruleFailures : ExitStatus.success
     }
 
-    /// The lines of the failed, interrupted and in-progress files, and how many are in progress (a live run or
-    /// lease holds them).
+    /// The lines of the failed, interrupted and in-progress files, the files per state, and how many are in
+    /// progress (a live run or lease holds them).
     private func unfinishedFiles(
         _ journal: any JournalStore, holders: JournalHolders, pipelines: JournalPipelines
-    ) throws -> (lines: String, inProgress: Int) {
+    ) throws -> (lines: String, counts: [JournalState: Int], inProgress: Int) {
         /// Each file's pipeline, when the journal holds files of several.
         func of(_ record: JournalRecord) -> String {
             pipelines.mixed ? "  [pipeline \(TerminalText.escaped(JournalPipelines.label(record.pipeline)))]" : ""
         }
         var inProgress = 0
         var problems = ""
+        var counts: [JournalState: Int] = [:]
         try journal.forEachRecord { record in
+            counts[record.state, default: 0] += 1
             switch record.state {
             case .failed:
                 problems += "FAIL  \(TerminalText.escaped(record.path))\(of(record))\n"
@@ -102,7 +105,7 @@ struct StatusCommand: ParsableCommand {
             case .done, .skipped: break
             }
         }
-        return (problems, inProgress)
+        return (problems, counts, inProgress)
     }
 }
 

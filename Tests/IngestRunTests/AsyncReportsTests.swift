@@ -3,9 +3,9 @@ import Testing
 
 @testable import IngestConfig
 @testable import IngestCore
-@testable import IngestTestSupport
 @testable import IngestJournal
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// `Runner.reports(for:)`: the blocking run as an async sequence, with back-pressure and cancellation.
 @Suite struct AsyncReportsTests {

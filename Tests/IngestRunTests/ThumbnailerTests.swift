@@ -2,6 +2,7 @@ import Foundation
 import NativeJPEG
 import Testing
 
+@testable import IngestMedia
 @testable import IngestRun
 @testable import IngestStages
 @testable import IngestStagesTestSupport

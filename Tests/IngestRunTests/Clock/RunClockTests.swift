@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-@testable import IngestJournal
-@testable import IngestTestSupport
+@testable import IngestConfig
 @testable import IngestCore
+@testable import IngestJournal
 @testable import IngestRun
 @testable import IngestTemplates
+@testable import IngestTestSupport
 
 /// Issue 32 §6: a file's times — when it started, its seconds and each stage's, its `{{date}}` — are read on the
 /// run's clock (`RunSettings.clock`), so a run on a driven clock reports the driven times.

@@ -2,10 +2,11 @@ import Foundation
 import NativeSystem
 import Testing
 
+@testable import IngestConfig
 @testable import IngestCore
 @testable import IngestJournal
-@testable import IngestTestSupport
 @testable import IngestRun
+@testable import IngestTestSupport
 
 /// Issue 32 §6: `ingest watch` measures its settle time, the set-aside files' due times and its scan interval on the
 /// run's clock (`RunSettings.clock`), so these tests drive time instead of sleeping through it: a 2 s settle or a

@@ -3,6 +3,7 @@ import NativeJPEG
 import Testing
 
 @testable import IngestCore
+@testable import IngestMedia
 @testable import IngestRun
 @testable import IngestTestSupport
 

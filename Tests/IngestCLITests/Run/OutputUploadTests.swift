@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import IngestCore
+@testable import IngestMedia
 @testable import IngestTestSupport
 
 /// `upload: { output: NAME }` in real runs of the `ingest` binary against the fixture backend's S3: each output is

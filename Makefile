@@ -85,8 +85,9 @@ uninstall:
 
 # Before anything is built: every `import` is declared in Package.swift for its target, the test targets hold the
 # layers, ARCHITECTURE.md's tables are Package.swift's (scripts/check-imports.py; --self-test first runs it on
-# fixtures where it must fail).
-check-imports:
+# fixtures where it must fail). After test-deps: a stock Debian has no python3 until TEST_APT_PACKAGES brings it
+# (scripts/fresh-debian.sh user found `make: python3: No such file or directory` here).
+check-imports: test-deps
 	python3 scripts/check-imports.py --self-test
 	python3 scripts/check-imports.py
 

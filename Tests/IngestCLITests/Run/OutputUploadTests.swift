@@ -35,10 +35,15 @@ import Testing
               - poster: { output: poster }
               - video: { output: proxy, max_width: 160, mode: transcode, preset: ultrafast }
               - upload: { \(s3), key: "v/original.mov", as: original }
-              - upload: { \(s3), output: poster, key: "v/poster.jpg", metadata: { size: "{{outputs.poster.size}}" }, as: poster_upload }
+              - upload: { \(s3), output: poster, key: "v/poster-{{outputs.poster.size}}.jpg", as: poster_upload }
               - upload: { \(s3), output: proxy, key: "v/proxy.mp4", as: proxy_upload }
 
             """)
+    }
+
+    /// The poster's object (its key names its size) and its key.
+    static func poster(in objects: [String: [String: Any]]) -> (String, [String: Any])? {
+        objects.first { $0.key.hasPrefix("v/poster-") }.map { ($0.key, $0.value) }
     }
 
     @Test func eachOutputIsStoredUnderItsOwnKey() throws {
@@ -53,11 +58,13 @@ import Testing
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         let objects = try backend.objects()
         #expect(objects["v/original.mov"]?["content_type"] as? String == "video/quicktime")
-        #expect(objects["v/poster.jpg"]?["content_type"] as? String == "image/jpeg")
         #expect(objects["v/proxy.mp4"]?["content_type"] as? String == "video/mp4")
+        // The key holds `{{outputs.poster.size}}`: the object stored under it has that many bytes.
+        let (posterKey, poster) = try #require(Self.poster(in: objects), "\(objects.keys.sorted())")
+        #expect(poster["content_type"] as? String == "image/jpeg")
+        let posterSize = try #require(poster["size"] as? Int)
+        #expect(posterKey == "v/poster-\(posterSize).jpg")
         let report = try String(contentsOfFile: folder.path + "/r.jsonl", encoding: .utf8)
-        let posterSize = try #require(objects["v/poster.jpg"]?["size"] as? Int)
-        // The template value and the report both give the poster's size.
         #expect(report.contains("\"size\":\(posterSize)"), "\(report)")
     }
 
@@ -77,7 +84,7 @@ import Testing
             return arrived.contains { $0.last as? String == "/fixture/v/proxy.mp4" }
         }
         try backend.setFaults("[]")
-        #expect(try backend.objects()["v/poster.jpg"]?["count"] as? Int == 1)
+        #expect(Self.poster(in: try backend.objects())?.1["count"] as? Int == 1)
         #expect(try backend.objects()["v/proxy.mp4"] == nil)
         let second = try runCommand(
             TestPaths.ingest, ["run", pipeline, "in", "--report", "r.jsonl"],
@@ -85,7 +92,7 @@ import Testing
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
         let objects = try backend.objects()
         #expect(objects["v/original.mov"]?["count"] as? Int == 1)
-        #expect(objects["v/poster.jpg"]?["count"] as? Int == 1)
+        #expect(Self.poster(in: objects)?.1["count"] as? Int == 1)
         #expect(objects["v/proxy.mp4"]?["count"] as? Int == 1)
         let report = try String(contentsOfFile: folder.path + "/r.jsonl", encoding: .utf8)
         // The poster was not made again: its description is the journal's, marked delivered earlier.

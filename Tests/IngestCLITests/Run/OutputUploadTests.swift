@@ -100,11 +100,9 @@ import Testing
         #expect(!report.contains("\"chosen\""), "the poster was picked again: \(report)")
     }
 
-    /// The HTML report's card shows the poster the pipeline made (here a black frame at 0.2 s, which the report's
-    /// own frame picker would never choose) and each output's size.
-    @Test func theHTMLReportShowsThePosterAndEachOutputsSize() throws {
-        let folder = try TemporaryFolder("output-html")
-        defer { folder.remove() }
+    /// 1 s of black then 2 s of testsrc, 320×240, in `folder/in/clip.mov`: a poster at 0.2 s is black, a frame the
+    /// HTML report's own frame picker would never choose.
+    static func makeBlackThenPicture(_ folder: TemporaryFolder) throws {
         try FileManager.default.createDirectory(atPath: folder.path + "/in", withIntermediateDirectories: true)
         let made = try runCommand(
             "/bin/sh",
@@ -115,6 +113,23 @@ import Testing
                     + "-c:v mpeg4 -q:v 3 clip.mov",
             ])
         try #require(made.status == 0, "\(made.stderr)")
+    }
+
+    /// The mean luma of the picture the HTML report's (first) card shows.
+    static func cardLuma(_ html: String, folder: TemporaryFolder) throws -> Double {
+        let base64 = try #require(
+            html.range(of: "data:image/jpeg;base64,").map { html[$0.upperBound...].prefix { $0 != "\"" } })
+        let shown = folder.path + "/shown.jpg"
+        try #require(Data(base64Encoded: String(base64))).write(to: URL(fileURLWithPath: shown))
+        return try StillThumbnailer.jpeg(path: shown).lumaMean
+    }
+
+    /// The HTML report's card shows the poster the pipeline made (here a black frame at 0.2 s, which the report's
+    /// own frame picker would never choose) and each output's size.
+    @Test func theHTMLReportShowsThePosterAndEachOutputsSize() throws {
+        let folder = try TemporaryFolder("output-html")
+        defer { folder.remove() }
+        try Self.makeBlackThenPicture(folder)
         let pipeline = try folder.file(
             "p.yml",
             """
@@ -134,11 +149,7 @@ import Testing
         let posterSize = try #require(
             try FileManager.default.attributesOfItem(atPath: folder.path + "/out/clip.poster.jpg")[.size] as? Int64)
         #expect(html.contains("outputs: poster <b>\(ByteSize.format(posterSize))</b> · sheet <b>"), "\(html)")
-        let base64 = try #require(
-            html.range(of: "data:image/jpeg;base64,").map { html[$0.upperBound...].prefix { $0 != "\"" } })
-        let shown = folder.path + "/shown.jpg"
-        try #require(Data(base64Encoded: String(base64))).write(to: URL(fileURLWithPath: shown))
-        let picture = try StillThumbnailer.jpeg(path: shown)
-        #expect(picture.lumaMean < 24, "the card shows another frame than the poster (mean luma \(picture.lumaMean))")
+        let luma = try Self.cardLuma(html, folder: folder)
+        #expect(luma < 24, "the card shows another frame than the poster (mean luma \(luma))")
     }
 }

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import IngestCore
-import NativeSystem
 
 /// The body hash a request is signed with.
 package enum SigV4Payload: Sendable, Equatable {

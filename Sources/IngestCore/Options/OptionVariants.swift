@@ -76,8 +76,11 @@ package struct OptionVariants<Value>: Sendable {
         }
         let isCommon = { (pair: (key: ConfigNode, value: ConfigNode)) in common.contains(pair.key.scalar ?? "") }
         let commonNode = ConfigNode(.mapping(pairs.filter(isCommon)), at: node.location)
-        let tag = pairs.first { $0.key.scalar == key }?.value.scalar ?? defaultTag
-        guard let variant = all.first(where: { $0.tag == tag }) else { return (commonNode, nil) }
+        // A choosing key given as a list or a mapping names no variant (not the default one): the common spec says
+        // what it is.
+        let given = pairs.first { $0.key.scalar == key }?.value
+        guard let tag = given == nil ? defaultTag : given?.scalar, let variant = all.first(where: { $0.tag == tag })
+        else { return (commonNode, nil) }
         let own = ConfigNode(.mapping(pairs.filter { !isCommon($0) }), at: node.location)
         return (commonNode, check(variant, own, common: common, errors: &errors))
     }

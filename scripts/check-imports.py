@@ -10,6 +10,9 @@
    with exactly its dependencies, and its layer list names every library target with its folder.
 4. Inside the library, folders do not use each other's types in a circle: scripts/folder_deps.py (the Native targets
    included) finds at most MAX_MUTUAL_PAIRS mutual folder pairs.
+5. The model is built without C (#32 §2): no target IngestCore is built on, directly or through another, is a C
+   module (a system library or a target with C sources) or a C wrapper (`Native*`). What the model needs from C (a
+   file's stat, a digest) is a plain Swift value in IngestCore that a layer above it makes.
 
 Package.swift is read directly (a regular-expression parse of its `.target(...)` calls, as this manifest writes
 them: string names, `.product(name:package:)`, `path:`), not through `swift package dump-package`, which compiles the
@@ -33,6 +36,8 @@ SYSTEM = {
 PRODUCT_MODULES = {}
 # No two folders use each other's types, the Native targets' folders included (#32 §3).
 MAX_MUTUAL_PAIRS = 0
+# The targets built on no C at all, neither a C module nor a Native wrapper (#32 §2): the model and its tests.
+WITHOUT_C = ('IngestCore', 'IngestCoreTests')
 
 IMPORT = re.compile(r'^\s*(?:@\w+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|'
                     r'typealias)\s+)?([A-Za-z_]\w*)', re.M)
@@ -126,7 +131,9 @@ def closure(targets, name):
 
 def layer_problems(targets):
     """A test target named after a layer (`IngestCoreTests`) depends only on that layer and the ones below it; the
-    test-support targets it uses count as their own dependencies."""
+    test-support targets it uses count as their own dependencies. A support target that starts the tests' servers
+    may talk to them over a C wrapper (IngestTestSupport over NativeCurl): that lends the test no layer of the
+    library, so only the Ingest* targets a support target is built on are held to the layer."""
     problems = []
     for name, t in sorted(targets.items()):
         layer = name[:-len('Tests')]
@@ -136,11 +143,37 @@ def layer_problems(targets):
         for dep in t['deps']:
             if dep not in targets:
                 continue
+            support = dep.endswith('TestSupport')
             above = sorted(d for d in closure(targets, dep) | {dep}
-                           if d not in allowed and not d.endswith('TestSupport'))
+                           if d not in allowed and not d.endswith('TestSupport')
+                           and not (support and not d.startswith('Ingest')))
             if above:
                 problems.append(f'Package.swift: {name} depends on {dep}, which brings {", ".join(above)}: above '
                                 f'its layer {layer}')
+    return problems
+
+
+def has_c_sources(root, path):
+    for _, _, files in os.walk(os.path.join(root, path)):
+        if any(f.endswith(('.c', '.h', '.cpp', '.modulemap')) for f in files):
+            return True
+    return False
+
+
+def c_problems(root, targets):
+    """A target of WITHOUT_C built on a C module or a Native wrapper, named with the chain that brings it."""
+    problems = []
+    for name in WITHOUT_C:
+        if name not in targets:
+            continue
+        for dep in sorted(closure(targets, name)):
+            t = targets[dep]
+            if t['kind'] == 'systemLibrary' or dep.startswith('Native') or has_c_sources(root, t['path']):
+                via = sorted(d for d in targets[name]['deps'] if d in targets and dep in closure(targets, d))
+                how = f'through {", ".join(via)}' if via else 'directly'
+                problems.append(f'Package.swift: {name} is built on {dep} ({how}), a C module or '
+                                f'wrapper: {name} is built without C; what it needs from C is a plain value in it, '
+                                f'made by a layer above')
     return problems
 
 
@@ -193,7 +226,8 @@ def check(root):
     targets = read_manifest(root)
     if not any(t['kind'] != 'systemLibrary' for t in targets.values()):
         return [f'{root}/Package.swift: no Swift targets found (a manifest this script cannot read)']
-    problems = undeclared_imports(root, targets) + layer_problems(targets) + architecture_problems(root, targets)
+    problems = undeclared_imports(root, targets) + layer_problems(targets) + c_problems(root, targets)
+    problems += architecture_problems(root, targets)
     if os.path.isdir(os.path.join(root, 'Sources')) and os.path.exists(os.path.join(root, 'ARCHITECTURE.md')):
         problems += mutual_pairs(root)
     return problems

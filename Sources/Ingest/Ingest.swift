@@ -2,6 +2,7 @@
 @_exported import IngestCheck
 @_exported import IngestConfig
 @_exported import IngestCore
+@_exported import IngestFiles
 @_exported import IngestJournal
 @_exported import IngestMedia
 @_exported import IngestNetwork

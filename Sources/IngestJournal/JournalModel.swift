@@ -115,7 +115,7 @@ package struct JournalStart: Sendable {
         sha256: String? = nil, pipeline: String, configHash: String, templateValues: JSONObject,
         dedupeKey: String? = nil, keepStages: Bool, existingID: Int64? = nil
     ) {
-        let status = FileStatus(size: size, inode: inode, modified: modified)
+        let status = ListedStatus(size: size, inode: inode, modified: modified)
         self.init(
             root: root,
             file: ListedFile(path: path, relativePath: relativePath, root: root, size: size, status: status),

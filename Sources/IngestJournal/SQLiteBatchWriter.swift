@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import NativeSQLite
 import NativeSystem
 

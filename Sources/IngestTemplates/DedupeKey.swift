@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestFiles
 
 /// `dedupe: {key: "{{sha256}}"}` — a template rendered per file before any stage runs; a file whose key another
 /// journaled file already holds is skipped, naming that file. `{{sha256}}` skips the same content under another

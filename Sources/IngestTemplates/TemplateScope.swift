@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestFiles
 import IngestMedia
 
 /// Where template variables come from for one file: the built-ins (`file.*`, `artifact.*`, `dir.name`, `sha256`,

@@ -37,7 +37,7 @@ package struct HTTPRequest: Sendable {
     /// connection the server closed), which repeats a call the server may have acted on with nobody asking.
     package var freshConnection = false
     /// The run's shared bandwidth cap (`--bwlimit`) that the body is drawn through; nil sends at full speed.
-    package var sendLimiter: SendLimiter?
+    package var sendLimiter: (any SendAllowance)?
 
     package init(
         method: String, url: String, headers: [(name: String, value: String)] = [], body: HTTPBody? = nil
@@ -135,8 +135,8 @@ package final class HTTPTransfer: @unchecked Sendable {
     let easy: CurlEasy
     let reader: HTTPBodyReader?
     let maxResponseBytes: Int
-    /// The run's bandwidth cap the body is drawn through (see `SendLimiter`).
-    var sendLimiter: SendLimiter?
+    /// The run's bandwidth cap the body is drawn through (see `SendAllowance`).
+    var sendLimiter: (any SendAllowance)?
     /// Set by the read callback when the cap paused the transfer; the client thread resumes it (client thread only).
     var pausedForBandwidth = false
     private let condition = NSCondition()

@@ -90,6 +90,21 @@ import Testing
         #expect(bare.map(\.message) == ["upload: method put needs 'url'"], "\(bare)")
     }
 
+    /// A `method:` that is not a word is refused as such, not read as the default method (whose options the others
+    /// then are not).
+    @Test func aMethodThatIsNotAWordIsRefusedAsSuch() {
+        for (method, found) in [("[local, s3]", "a list"), ("{ local: 1 }", "a mapping"), ("null", "null")] {
+            let errors = pipelineErrors(Self.pipeline(["method: \(method)", "dir: out"]))
+            #expect(errors.count == 1, "\(method): \(errors)")
+            #expect(errors.first?.message.hasPrefix("upload: expected a string, found \(found)") == true, "\(errors)")
+            #expect(errors.first?.location == SourceLocation(file: "test.yml", line: 5, column: 15), "\(errors)")
+        }
+        // A word with control characters in it is echoed escaped: the message stays one line, the terminal safe.
+        let escaped = pipelineErrors(Self.pipeline([#"method: "local\nx\u001b[2J""#, "dir: out"]))
+        let said = #"upload: 'local\nx\u{1B}[2J' is not one of: put"#
+        #expect(escaped.first?.message.hasPrefix(said) == true, "\(escaped)")
+    }
+
     /// Each method loads with its own options, and a method name that is none names the closest.
     @Test func eachMethodLoadsWithItsOwnOptions() throws {
         for options in [

@@ -1,6 +1,11 @@
 import Foundation
-import NativeCurl
-import NativeSystem
+
+/// Work in flight that a cancelled run stops at once (an HTTP transfer: IngestNetwork makes NativeCurl's
+/// `HTTPTransfer` one), so the model knows no transfer type.
+package protocol CancellableWork: AnyObject, Sendable {
+    /// Stops the work; it ends with its own cancellation error. Called from any thread.
+    func cancel()
+}
 
 /// A run asked to stop (Ctrl-C, SIGTERM): set once, never cleared. Transfers in flight that registered here are
 /// cancelled at once, backoff and rate-limit waits end early, no new file starts, and stages that see it fail their
@@ -8,7 +13,7 @@ import NativeSystem
 package final class RunCancellation: WaitInterruption {
     private struct State {
         var why: String?
-        var transfers: [ObjectIdentifier: HTTPTransfer] = [:]
+        var transfers: [ObjectIdentifier: any CancellableWork] = [:]
         var observers: [@Sendable () -> Void] = []
     }
     /// `sleep` blocks a worker thread (a backoff, a rate limit's wait) until the deadline or the cancellation.
@@ -29,7 +34,7 @@ package final class RunCancellation: WaitInterruption {
 
     /// Stops the run; later calls do nothing. Safe from any thread (not from a signal handler).
     package func cancel(reason: String) {
-        let cancelled: (inFlight: [HTTPTransfer], toNotify: [@Sendable () -> Void])? = state.change { state in
+        let cancelled: (inFlight: [any CancellableWork], toNotify: [@Sendable () -> Void])? = state.change { state in
             guard state.why == nil else { return nil }
             state.why = reason
             defer { state.observers.removeAll() }
@@ -51,7 +56,7 @@ package final class RunCancellation: WaitInterruption {
     }
 
     /// Keeps `transfer` to cancel with the run; a run already cancelled cancels it at once.
-    package func register(_ transfer: HTTPTransfer) {
+    package func register(_ transfer: any CancellableWork) {
         let cancelled = state.withLock { state in
             if state.why == nil { state.transfers[ObjectIdentifier(transfer)] = transfer }
             return state.why != nil
@@ -59,7 +64,7 @@ package final class RunCancellation: WaitInterruption {
         if cancelled { transfer.cancel() }
     }
 
-    package func unregister(_ transfer: HTTPTransfer) {
+    package func unregister(_ transfer: any CancellableWork) {
         state.withLock { $0.transfers[ObjectIdentifier(transfer)] = nil }
     }
 

@@ -25,11 +25,11 @@ package struct Glob: Sendable, Equatable, CustomStringConvertible {
         /// `*`: any run of characters, the empty one included.
         case star
         /// `[abc]`, `[a-z]`, `[!x]` or `[^x]`; an unclosed `[` is a literal.
-        case set(CharacterSet)
+        case set(BracketSet)
     }
 
     /// The inside of a `[…]` class.
-    private struct CharacterSet: Sendable, Equatable {
+    private struct BracketSet: Sendable, Equatable {
         var members: [Character] = []
         /// `a-z` as (low, high); a range written backwards (`z-a`) matches nothing.
         var ranges: [[Character]] = []
@@ -146,8 +146,8 @@ package struct Glob: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The inside of a class: a leading `!` or `^` negates it; `x-y` is a range unless the `-` is last.
-    private static func characterSet(_ inside: ArraySlice<Character>) -> CharacterSet {
-        var set = CharacterSet()
+    private static func characterSet(_ inside: ArraySlice<Character>) -> BracketSet {
+        var set = BracketSet()
         var inside = inside
         if inside.first == "!" || inside.first == "^" {
             set.negated = true

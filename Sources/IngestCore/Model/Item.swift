@@ -1,5 +1,4 @@
 import Foundation
-import NativeSystem
 import Synchronization
 
 /// One broken rule: which stage and rule, what was expected and what the file has. Reports print these.
@@ -148,7 +147,7 @@ package final class Item: Sendable {
     }
     /// The input file as it was listed, before any stage read it (device, inode, size, mtime, ctime): what every stage
     /// must find and the upload must send (see `Item+Validated`); nil when not run by the runner.
-    package var validated: FileStatus? { file.status }
+    package var validated: ListedStatus? { file.status }
 
     /// `clock`: the run's, which the file's times (`timings`, `{{date}}`) are read on.
     package init(file: ListedFile, clock: any WaitClock = SystemClock()) {

@@ -1,5 +1,3 @@
-import NativeSystem
-
 /// One input file as the run listed it: where it is (the path as opened, the path relative to the input root it was
 /// found under, that root) and what it was then (its size and `stat`). Made once, where the input is listed
 /// (`InputWalker`, `ingest watch`); the file's entry, its `Item` and its journal row refer to this value instead of
@@ -19,11 +17,11 @@ package struct ListedFile: Sendable, Equatable {
     package let size: Int64
     /// What the lister's `stat` saw (device, inode, size, mtime, ctime): the identity the journal keys the file by,
     /// and what every stage must find (`Item.validated`); nil when none was taken.
-    package let status: FileStatus?
+    package let status: ListedStatus?
 
     package init(
         path: String, relativePath: String, root: String = "", rootIndex: Int = 0, size: Int64,
-        status: FileStatus? = nil
+        status: ListedStatus? = nil
     ) {
         self.path = path
         self.relativePath = relativePath
@@ -40,18 +38,9 @@ package struct ListedFile: Sendable, Equatable {
     }
 
     /// The same file listed again with `status` (its size from it).
-    package func relisted(_ status: FileStatus?) -> ListedFile {
+    package func relisted(_ status: ListedStatus?) -> ListedFile {
         ListedFile(
             path: path, relativePath: relativePath, root: root, rootIndex: rootIndex, size: status?.size ?? size,
             status: status)
-    }
-
-    /// The file with its `stat` taken now when the lister took none (a file the walker could not `stat`, an entry
-    /// made by hand), its listed size kept; as it is otherwise.
-    package func statted() -> ListedFile {
-        guard status == nil else { return self }
-        return ListedFile(
-            path: path, relativePath: relativePath, root: root, rootIndex: rootIndex, size: size,
-            status: try? FileStatus(path: path, followLinks: true))
     }
 }

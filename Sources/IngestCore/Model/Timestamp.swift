@@ -1,5 +1,4 @@
 import Foundation
-import NativeSystem
 
 /// RFC 3339 in UTC with milliseconds (2026-11-24T12:31:55.123Z), exactly as `ISO8601DateFormatter` with
 /// `.withInternetDateTime, .withFractionalSeconds` writes it (rounded to the nearest millisecond), but without

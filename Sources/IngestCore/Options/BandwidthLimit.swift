@@ -1,5 +1,4 @@
 import Foundation
-import NativeCurl
 
 /// `--bwlimit` and the pipeline's `bwlimit:` in rclone's units: `8M` (8 MiB/s), `512k`, `1.5G`, `off`, a bare
 /// number in KiB/s (`512` = 512 KiB/s, as rclone reads it), an optional `B`/`iB`/`/s` after the unit, or rclone's

@@ -14,18 +14,18 @@ package struct OptionVariant<Value>: Sendable {
     package let decode: @Sendable (ConfigNode, inout [PipelineFileError]) -> Value?
 
     /// `make` turns the decoded options into the variant's value (for `upload`: a maker of the method).
-    package init<Options: StageOptions & Sendable>(
-        _ tag: String, _ options: Options.Type, summary: String, make: @escaping @Sendable (Options) -> Value
+    package init<VariantOptions: StageOptions & Sendable>(
+        _ tag: String, _ options: VariantOptions.Type, summary: String, make: @escaping @Sendable (VariantOptions) -> Value
     ) {
         self.tag = tag
         self.summary = summary
-        fieldDocs = Options.fieldDocs
+        fieldDocs = VariantOptions.fieldDocs
         var schemas = JSONObject()
-        for field in Options.fields { schemas[field.name] = field.schema }
+        for field in VariantOptions.fields { schemas[field.name] = field.schema }
         fieldSchemas = schemas
         decode = { node, errors in
             let before = errors.count
-            let options = Options(from: node, level: .options, errors: &errors)
+            let options = VariantOptions(from: node, level: .options, errors: &errors)
             return errors.count == before ? make(options) : nil
         }
     }
@@ -76,8 +76,11 @@ package struct OptionVariants<Value>: Sendable {
         }
         let isCommon = { (pair: (key: ConfigNode, value: ConfigNode)) in common.contains(pair.key.scalar ?? "") }
         let commonNode = ConfigNode(.mapping(pairs.filter(isCommon)), at: node.location)
-        let tag = pairs.first { $0.key.scalar == key }?.value.scalar ?? defaultTag
-        guard let variant = all.first(where: { $0.tag == tag }) else { return (commonNode, nil) }
+        // A choosing key given as a list or a mapping names no variant (not the default one): the common spec says
+        // what it is.
+        let given = pairs.first { $0.key.scalar == key }?.value
+        guard let tag = given == nil ? defaultTag : given?.scalar, let variant = all.first(where: { $0.tag == tag })
+        else { return (commonNode, nil) }
         let own = ConfigNode(.mapping(pairs.filter { !isCommon($0) }), at: node.location)
         return (commonNode, check(variant, own, common: common, errors: &errors))
     }

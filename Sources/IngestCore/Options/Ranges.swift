@@ -116,10 +116,15 @@ extension ConfigNode {
     /// Longest text an error message repeats from the file: a 20 MB scalar must not make a 20 MB line.
     static let echoLimit = 200
 
-    /// `text` quoted, cut at `echoLimit` characters with its full length said.
+    /// `text` quoted, cut at `echoLimit` characters with its full length said, its control characters escaped (a
+    /// newline or an escape sequence in a value must not break the message's line or the terminal).
     package static func echo(_ text: String) -> String {
-        guard text.count > echoLimit else { return "'\(text)'" }
-        return "'\(text.prefix(echoLimit))…' (\(text.count) characters)"
+        let visible = String(text.prefix(echoLimit)).unicodeScalars.map { scalar -> String in
+            guard scalar.properties.generalCategory == .control else { return String(scalar) }
+            return scalar.escaped(asASCII: true)
+        }.joined()
+        guard text.count > echoLimit else { return "'\(visible)'" }
+        return "'\(visible)…' (\(text.count) characters)"
     }
 }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import IngestCore
+import IngestFiles
 import NativeCurl
 import NativeSystem
 import NativeZlib

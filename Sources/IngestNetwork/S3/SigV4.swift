@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import IngestCore
-import NativeSystem
 
 /// The body hash a request is signed with.
 package enum SigV4Payload: Sendable, Equatable {
@@ -99,7 +98,7 @@ package struct SigV4Signature: Sendable {
 /// AWS Signature Version 4 (HMAC-SHA256) for header-signed requests and presigned (query-signed) URLs.
 ///
 /// The general algorithm is the one AWS's signing test suite checks; S3 differs in three ways that
-/// ``Options/s3`` selects: paths are neither normalised nor encoded a second time, and header-signed requests
+/// ``Rules/s3`` selects: paths are neither normalised nor encoded a second time, and header-signed requests
 /// carry `x-amz-content-sha256`.
 package struct SigV4Signer: Sendable {
     package static let algorithm = "AWS4-HMAC-SHA256"
@@ -113,7 +112,8 @@ package struct SigV4Signer: Sendable {
         case asSent
     }
 
-    package struct Options: Sendable, Equatable {
+    /// The service's signing rules (a nested `Options` would share its name with every stage's options).
+    package struct Rules: Sendable, Equatable {
         /// Remove `.` and `..` segments and repeated slashes before signing. S3 must not: `a//b` and `a/./b` are
         /// distinct keys there.
         package var normalizePath: Bool
@@ -134,15 +134,15 @@ package struct SigV4Signer: Sendable {
         }
 
         /// S3's rules: no normalisation, single encoding, `x-amz-content-sha256` on signed requests.
-        package static let s3 = Options(normalizePath: false, pathEncoding: .asSent, addContentSHA256Header: true)
+        package static let s3 = Rules(normalizePath: false, pathEncoding: .asSent, addContentSHA256Header: true)
     }
 
     package var credentials: AWSCredentials
     package var region: String
     package var service: String
-    package var options: Options
+    package var options: Rules
 
-    package init(credentials: AWSCredentials, region: String, service: String, options: Options = Options()) {
+    package init(credentials: AWSCredentials, region: String, service: String, options: Rules = Rules()) {
         self.credentials = credentials
         self.region = region
         self.service = service

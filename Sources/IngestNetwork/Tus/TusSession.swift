@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestFiles
 import NativeCurl
 
 /// One file's tus upload (the client of `upload`'s `method: tus`): the requests, the upload URL and the offset the

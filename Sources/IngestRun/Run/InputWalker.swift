@@ -1,6 +1,7 @@
 import Foundation
 import IngestConfig
 import IngestCore
+import IngestFiles
 import NativeSystem
 
 /// One input the walker found: a regular file to run the stages on, or a problem with an entry that is reported as
@@ -28,7 +29,7 @@ package struct InputEntry: Sendable, Equatable {
     package var rootIndex: Int { file.rootIndex }
     /// What the walker's own `stat` saw (size, mtime, inode): the journal's identity check reuses it instead of
     /// asking again for every file.
-    var status: FileStatus? { file.status }
+    var status: FileStatus? { file.status.map(FileStatus.init) }
 
     package init(file: ListedFile, problem: RuleFailure? = nil) {
         self.file = file
@@ -143,7 +144,7 @@ package final class InputWalker: Sequence, IteratorProtocol {
             return InputEntry(
                 file: ListedFile(
                     path: root, relativePath: name, root: root, rootIndex: currentRootIndex, size: status.size,
-                    status: status))
+                    status: ListedStatus(status)))
         case .directory:
             let directory = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
             return push(directory: directory, relativePrefix: "", depth: 0, status: status)
@@ -245,7 +246,7 @@ package final class InputWalker: Sequence, IteratorProtocol {
             return InputEntry(
                 file: ListedFile(
                     path: path, relativePath: relativePath, root: currentRoot, rootIndex: currentRootIndex,
-                    size: fileStatus?.size ?? 0, status: fileStatus))
+                    size: fileStatus?.size ?? 0, status: fileStatus.map(ListedStatus.init)))
         default:
             guard isIncluded(relativePath) else { return nil }
             let special = status ?? (try? FileStatus(path: path, followLinks: true))

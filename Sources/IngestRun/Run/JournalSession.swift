@@ -1,6 +1,7 @@
 import Foundation
 import IngestConfig
 import IngestCore
+import IngestFiles
 import IngestJournal
 import IngestStages
 import IngestTemplates
@@ -143,7 +144,7 @@ final class JournalSession: Sendable {
         do {
             // The walker's stat, taken a moment ago (one `stat` per file, not two).
             if let known = item.validated {
-                status = known
+                status = FileStatus(known)
             } else {
                 status = try FileStatus(path: entry.path, followLinks: true)
             }

@@ -31,19 +31,16 @@ extension Runner {
 /// `Runner.reports(for:bufferLimit:)`). The run starts with the first loop over it, once; a second loop shares the
 /// same reports, and leaving either one stops the run.
 public struct RunReports: AsyncSequence, Sendable {
-    public typealias Element = ItemReport
-    public typealias Failure = any Error
-
     let start: RunStart
 
     init(runner: Runner, paths: [String], bufferLimit: Int) {
         start = RunStart(runner: runner, paths: paths, bufferLimit: bufferLimit)
     }
 
-    public func makeAsyncIterator() -> Iterator {
+    public func makeAsyncIterator() -> ReportIterator {
         let channel = start.channel()
         channel.attachReader()
-        return Iterator(lifetime: IteratorLifetime(channel: channel))
+        return ReportIterator(lifetime: IteratorLifetime(channel: channel))
     }
 
     /// How many files passed, failed and were skipped, once the run has ended; throws what the run threw
@@ -57,8 +54,8 @@ public struct RunReports: AsyncSequence, Sendable {
     /// The buffer's peak and whether the run waits for room now; the tests of the bound read it.
     package var bufferState: (peak: Int, producerBlocked: Bool) { start.channel().bufferState }
 
-    /// Reads the reports in order.
-    public struct Iterator: AsyncIteratorProtocol {
+    /// Reads the reports in order. (Its `Element`, `ItemReport`, and `Failure`, `any Error`, follow from `next()`.)
+    public struct ReportIterator: AsyncIteratorProtocol {
         let lifetime: IteratorLifetime
 
         /// The next file's report, or nil once every file has been reported.

@@ -1,6 +1,7 @@
 import Foundation
 import IngestConfig
 import IngestCore
+import IngestFiles
 import IngestJournal
 import IngestStages
 import Logging

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestFiles
 import NativeSystem
 
 /// The files seen but not yet taken, each with what was last seen of it and since when. A file is due once its size

@@ -1,6 +1,7 @@
 import Foundation
 import IngestConfig
 import IngestCore
+import IngestFiles
 import NativeSystem
 
 /// The folders `ingest watch` was given and the input rules that say which of their files are inputs: the
@@ -91,7 +92,7 @@ struct WatchTree: Sendable {
         InputEntry(
             file: ListedFile(
                 path: path(root, relativePath), relativePath: relativePath, root: root.given, rootIndex: root.index,
-                size: status.size, status: status))
+                size: status.size, status: ListedStatus(status)))
     }
 
     /// Walks the folder `relativePath` of `root` (depth `depth`) and the folders below it that are watched: `folder`

@@ -4,6 +4,7 @@ import Testing
 
 @testable import IngestConfig
 @testable import IngestCore
+@testable import IngestFiles
 @testable import IngestJournal
 @testable import IngestRun
 @testable import IngestTestSupport

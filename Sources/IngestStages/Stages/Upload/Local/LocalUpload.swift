@@ -1,5 +1,7 @@
 import Foundation
 import IngestCore
+import IngestFiles
+import IngestNetwork
 import IngestTemplates
 import NativeCurl
 import NativeSystem
@@ -67,7 +69,7 @@ struct LocalUpload: UploadMethod {
         do {
             bytes = try AtomicCopy.copy(
                 from: item.artifact, to: finalPath, replace: overwrite, observer: observer,
-                expected: item.validatedArtifact)
+                expected: item.validatedArtifact.map(FileStatus.init))
         } catch {
             throw ItemFailed(
                 stage: UploadStage.name,

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestFiles
 import IngestNetwork
 import IngestTemplates
 import NativeSystem
@@ -69,7 +70,7 @@ struct S3Upload: UploadMethod {
         // The journal's SHA-256 comes from the pass that reads the file to hash or send it (see S3UploadDigests).
         let result = try s3.resuming(context.uploadJournal).upload(
             path: item.artifact, key: key, headers: headers, contentType: contentType, cachedSHA256: cached,
-            fileSHA256: wantsHash, expected: item.validatedArtifact,
+            fileSHA256: wantsHash, expected: item.validatedArtifact.map(FileStatus.init),
             progress: { context.reportProgress(done: $0, total: total) },
             cancellation: context.cancellation, logger: context.logger, timings: context.timings)
         if wantsHash, let sha256 = result.sha256 {

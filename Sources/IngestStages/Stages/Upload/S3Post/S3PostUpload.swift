@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestFiles
 import IngestNetwork
 import IngestTemplates
 import NativeCurl

@@ -1,5 +1,6 @@
 import Foundation
 import IngestCore
+import IngestFiles
 import IngestJournal
 import IngestNetwork
 import IngestTemplates

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import NativeSystem
 
 /// Hashes bytes as they stream past (to a server or from disk); restarts when an upload rewinds.

@@ -1,10 +1,9 @@
 import Foundation
 import Testing
 
-@testable import IngestCore
+@testable import IngestTestSupport
 @testable import NativeCurl
 @testable import NativeSystem
-@testable import IngestTestSupport
 
 /// Issue 22 §4: the file's reads into curl's upload buffer are mutually aligned with it (the buffer's and the file
 /// offset's positions within a 4 KiB page are equal), because the kernel's page-cache copy runs three to four times

@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import NativeSystem
 
 /// SHA-256 and MD5 of the file being sent, read once in 256 KiB chunks and cached on the item (an upload that

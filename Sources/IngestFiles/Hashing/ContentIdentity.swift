@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import NativeSystem
 
 /// The journal's identity of a file's content: `xxh3-128:<32 hex digits>`, XXH3-128 of every byte. It tells a

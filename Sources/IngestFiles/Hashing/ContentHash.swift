@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IngestCore
 import NativeSystem
 
 extension Item {

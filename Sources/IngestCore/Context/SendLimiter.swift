@@ -1,38 +1,6 @@
 import Foundation
 import Synchronization
 
-/// A run's bandwidth cap as a timetable: from each time of day on, a rate in bytes per second (nil: no cap), like
-/// rclone's `--bwlimit "08:00,512k 19:00,off"`. One entry without a time is a constant cap.
-package struct BandwidthSchedule: Sendable, Equatable {
-    package struct Entry: Sendable, Equatable {
-        /// Minutes after midnight (local time) the rate starts at.
-        package var minute: Int
-        package var bytesPerSecond: Int64?
-        package init(minute: Int, bytesPerSecond: Int64?) {
-            self.minute = minute
-            self.bytesPerSecond = bytesPerSecond
-        }
-    }
-
-    /// Sorted by `minute`; never empty.
-    package var entries: [Entry]
-
-    package init(entries: [Entry]) {
-        self.entries =
-            entries.isEmpty ? [Entry(minute: 0, bytesPerSecond: nil)] : entries.sorted { $0.minute < $1.minute }
-    }
-
-    package static func constant(_ bytesPerSecond: Int64?) -> BandwidthSchedule {
-        BandwidthSchedule(entries: [Entry(minute: 0, bytesPerSecond: bytesPerSecond)])
-    }
-
-    /// The rate in force at `minute` of the day: the last entry starting at or before it, else (before the first
-    /// entry of the day) the last entry of the previous day.
-    package func rate(atMinute minute: Int) -> Int64? {
-        (entries.last { $0.minute <= minute } ?? entries.last!).bytesPerSecond
-    }
-}
-
 /// Where the limiter reads time: a monotonic clock for refills and the local time of day for the timetable.
 /// Tests inject one they move by hand.
 package protocol SendClock: Sendable {
@@ -125,22 +93,5 @@ package final class SendLimiter: Sendable {
         let elapsed = max(0, now - bucket.stamp)
         bucket.tokens = min(burst(rate), bucket.tokens + elapsed * Double(rate))
         bucket.stamp = now
-    }
-}
-
-extension HTTPClient {
-    /// Resumes the transfers the bandwidth cap paused once it allows more bytes, and says how long to poll: until
-    /// then while some are paused (a paused transfer leaves its socket idle, so the poll sleeps), else a second.
-    /// Called on the client thread only.
-    static func resumePaused(_ transfers: some Collection<HTTPTransfer>) -> Int32 {
-        let paused = transfers.filter(\.pausedForBandwidth)
-        guard !paused.isEmpty else { return 1000 }
-        let wait = paused.compactMap { $0.sendLimiter?.secondsUntilAvailable() }.min() ?? 0
-        if wait > 0 { return Int32(max(1, min(1000, (wait * 1000).rounded(.up)))) }
-        for transfer in paused {
-            transfer.pausedForBandwidth = false
-            transfer.easy.unpause()
-        }
-        return 1
     }
 }

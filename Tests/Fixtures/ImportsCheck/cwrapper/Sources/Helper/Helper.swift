@@ -1,0 +1,3 @@
+import NativeSystem
+
+package struct Helper {}

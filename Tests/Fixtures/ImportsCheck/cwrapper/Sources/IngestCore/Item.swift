@@ -1,0 +1,4 @@
+import Helper
+import Logging
+
+package struct Item {}

@@ -100,6 +100,47 @@ import Testing
         #expect(!report.contains("\"chosen\""), "the poster was picked again: \(report)")
     }
 
+    /// An output sent twice (two uploads of the poster), killed during its second upload: one of its uploads is
+    /// still to do, so the next run makes the poster again and sends only the second copy.
+    @Test func anOutputWithAnUploadStillToDoIsMadeAgain() throws {
+        let gate = "/nonexistent-gate-\(UUID().uuidString)"
+        let backend = try FixtureBackend(
+            faults: #"[{"method": "PUT", "path": "/fixture/v/copy", "action": "gate", "file": "\#(gate)"}]"#)
+        defer { backend.stop() }
+        let folder = try TemporaryFolder("output-twice")
+        defer { folder.remove() }
+        try Self.makeClip(folder)
+        let s3 =
+            "method: s3, bucket: fixture, endpoint: \"\(backend.base)\", region: us-east-1, access_key_id: AKID, "
+            + "secret_access_key: secret"
+        let pipeline = try folder.file(
+            "p.yml",
+            """
+            version: 1
+            name: twice
+            stages:
+              - poster: { output: poster }
+              - upload: { \(s3), output: poster, key: "v/poster.jpg", as: first }
+              - upload: { \(s3), output: poster, key: "v/copy.jpg", as: copy }
+
+            """)
+        try killIngest(["run", pipeline, "in", "-q"], in: folder.path, at: "the copy's upload") {
+            let arrived = (try? backend.state()["arrived"] as? [[Any]]) ?? []
+            return arrived.contains { $0.last as? String == "/fixture/v/copy.jpg" }
+        }
+        try backend.setFaults("[]")
+        #expect(try backend.objects()["v/poster.jpg"]?["count"] as? Int == 1)
+        #expect(try backend.objects()["v/copy.jpg"] == nil)
+        let second = try runCommand(
+            TestPaths.ingest, ["run", pipeline, "in", "--report", "r.jsonl"],
+            environment: environmentWithoutProxies([:]), directory: folder.path)
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        let objects = try backend.objects()
+        #expect(objects["v/poster.jpg"]?["count"] as? Int == 1)
+        #expect(objects["v/copy.jpg"]?["count"] as? Int == 1)
+        #expect(objects["v/copy.jpg"]?["sha256"] as? String == objects["v/poster.jpg"]?["sha256"] as? String)
+    }
+
     /// 1 s of black then 2 s of testsrc, 320×240, in `folder/in/clip.mov`: a poster at 0.2 s is black, a frame the
     /// HTML report's own frame picker would never choose.
     static func makeBlackThenPicture(_ folder: TemporaryFolder) throws {

@@ -78,7 +78,10 @@ import Testing
 
     static let limitFile = "/proc/sys/fs/inotify/max_user_watches"
 
-    @Test(.enabled(if: getuid() == 0 && FileManager.default.isWritableFile(atPath: limitFile)))
+    @Test(
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isWritableFile(atPath: limitFile),
+            "lowering fs.inotify.max_user_watches needs root and a writable \(limitFile)"))
     func runningOutOfWatchesSaysSoAndFallsBackToPolling() throws {
         let folder = try TemporaryFolder("watch-enospc")
         defer { folder.remove() }

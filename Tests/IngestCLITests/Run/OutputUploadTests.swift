@@ -21,10 +21,14 @@ import Testing
         try #require(made.status == 0, "\(made.stderr)")
     }
 
-    static func pipeline(_ backend: FixtureBackend, in folder: TemporaryFolder) throws -> String {
-        let s3 =
-            "method: s3, bucket: fixture, endpoint: \"\(backend.base)\", region: us-east-1, access_key_id: AKID, "
+    /// An upload's options for the fixture backend's S3 bucket `fixture`.
+    static func s3(_ backend: FixtureBackend) -> String {
+        "method: s3, bucket: fixture, endpoint: \"\(backend.base)\", region: us-east-1, access_key_id: AKID, "
             + "secret_access_key: secret"
+    }
+
+    static func pipeline(_ backend: FixtureBackend, in folder: TemporaryFolder) throws -> String {
+        let s3 = Self.s3(backend)
         return try folder.file(
             "p.yml",
             """
@@ -110,9 +114,7 @@ import Testing
         let folder = try TemporaryFolder("output-twice")
         defer { folder.remove() }
         try Self.makeClip(folder)
-        let s3 =
-            "method: s3, bucket: fixture, endpoint: \"\(backend.base)\", region: us-east-1, access_key_id: AKID, "
-            + "secret_access_key: secret"
+        let s3 = Self.s3(backend)
         let pipeline = try folder.file(
             "p.yml",
             """

@@ -14,9 +14,7 @@ import Testing
         let folder = try TemporaryFolder("webp-poster")
         defer { folder.remove() }
         try OutputUploadTests.makeBlackThenPicture(folder)
-        let s3 =
-            "method: s3, bucket: fixture, endpoint: \"\(backend.base)\", region: us-east-1, access_key_id: AKID, "
-            + "secret_access_key: secret"
+        let s3 = OutputUploadTests.s3(backend)
         let pipeline = try folder.file(
             "p.yml",
             """

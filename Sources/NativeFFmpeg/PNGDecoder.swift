@@ -20,7 +20,12 @@ package enum PNGDecoder {
     /// `maxPixels` is passed to the decoder as `AVCodecContext.max_pixels`: a second guard behind the caller's own
     /// IHDR check, so no frame larger than that is ever allocated.
     package static func decode(_ png: [UInt8], maxPixels: Int) throws -> DecodedStill {
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_PNG) else {
+        try decode(png, maxPixels: maxPixels, codec: AV_CODEC_ID_PNG)
+    }
+
+    /// A whole still of `codec` (PNG, WebP) held in memory, decoded and composited over white.
+    static func decode(_ bytes: [UInt8], maxPixels: Int, codec id: AVCodecID) throws -> DecodedStill {
+        guard let codec = avcodec_find_decoder(id) else {
             throw FFmpegError(call: "avcodec_find_decoder", code: .decoderNotFound)
         }
         let context = try CodecContext(codec: codec)
@@ -29,15 +34,15 @@ package enum PNGDecoder {
         try ffmpegCall("avcodec_open2") { avcodec_open2(context.pointer, codec, nil) }
 
         let packet = try MediaPacket()
-        try ffmpegCall("av_new_packet") { av_new_packet(packet.pointer, Int32(png.count)) }
+        try ffmpegCall("av_new_packet") { av_new_packet(packet.pointer, Int32(bytes.count)) }
         guard let data = packet.pointer.pointee.data else {
             throw FFmpegError(call: "av_new_packet", code: .outOfMemory)
         }
-        png.withUnsafeBufferPointer { source in
+        bytes.withUnsafeBufferPointer { source in
             if let base = source.baseAddress { data.update(from: base, count: source.count) }
         }
         try ffmpegCall("avcodec_send_packet") { avcodec_send_packet(context.pointer, packet.pointer) }
-        // Flush: the decoder hands out its frame at once for PNG, but draining is the contract.
+        // Flush: the decoder hands out its frame at once for a still, but draining is the contract.
         _ = avcodec_send_packet(context.pointer, nil)
         let frame = try MediaFrame()
         try ffmpegCall("avcodec_receive_frame") { avcodec_receive_frame(context.pointer, frame.pointer) }
@@ -98,8 +103,8 @@ package enum PNGDecoder {
     }
 }
 
-/// Owns an `AVCodecContext` (`avcodec_alloc_context3` / `avcodec_free_context`).
-private final class CodecContext {
+/// Owns an `AVCodecContext` (`avcodec_alloc_context3` / `avcodec_free_context`): a still's decoder or encoder.
+final class CodecContext {
     var pointer: UnsafeMutablePointer<AVCodecContext>
     init(codec: UnsafePointer<AVCodec>) throws {
         guard let pointer = avcodec_alloc_context3(codec) else {

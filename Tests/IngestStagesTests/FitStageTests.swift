@@ -189,6 +189,12 @@ import Testing
         let rate = try #require(fact["fit"]?["bit_rate"]?.doubleValue)
         #expect(rate < 40_000 && rate >= 16_000, "\(rate)")
         #expect(fact["fit"]?["action"]?.stringValue == "encoded")
+        // Planned from the duration, not found by overshooting: one encode lands.
+        guard case .array(let attempts)? = fact["fit"]?["attempts"] else {
+            Issue.record("no attempts in \(String(describing: fact["fit"]))")
+            return
+        }
+        #expect(attempts.count == 1, "\(attempts)")
     }
 
     @Test func aRecordingWithRoomKeepsItsRate() throws {

@@ -8,24 +8,20 @@ package final class PosterPicker: FrameTap {
     package struct Settings: Sendable {
         /// Seconds: the first frame at or after this time; nil: the first good frame.
         package var at: Double?
-        /// libjpeg quality 1…100.
-        package var quality: Int
         /// Longest side of the poster (`Int.max`: the video's own size).
-        package var maxSide: Int
-        /// The stream's display-matrix rotation, so the poster is upright.
-        package var rotation: Double
+        package var maxSide = Int.max
+        package var still: StillSettings
 
-        package init(at: Double?, quality: Int, maxSide: Int = Int.max, rotation: Double = 0) {
+        package init(at: Double?, maxSide: Int = Int.max, still: StillSettings) {
             self.at = at
-            self.quality = quality
             self.maxSide = maxSide
-            self.rotation = rotation
+            self.still = still
         }
     }
 
-    /// What the poster is: its JPEG bytes, size and the time of its frame.
+    /// What the poster is: its encoded bytes (JPEG or WebP), size and the time of its frame.
     package struct Poster: Sendable {
-        package var jpeg: [UInt8]
+        package var bytes: [UInt8]
         package var width: Int
         package var height: Int
         package var time: Double
@@ -83,14 +79,14 @@ package final class PosterPicker: FrameTap {
         keptScore = score
     }
 
-    /// The chosen frame as an upright JPEG; nil when the stream gave no frame at all.
+    /// The chosen frame, upright, encoded as `settings.still` says; nil when the stream gave no frame at all.
     package func poster() throws -> Poster? {
         guard kept.hasPicture else { return nil }
-        let picture = try FramePictures(side: settings.maxSide, rotation: settings.rotation).picture(of: kept)
+        let picture = try FramePictures(side: settings.maxSide, rotation: settings.still.rotation).picture(of: kept)
         kept.unref()
-        let jpeg = try picture.jpeg(quality: settings.quality)
         return Poster(
-            jpeg: jpeg, width: picture.width, height: picture.height, time: keptTime,
+            bytes: try settings.still.encoding.encode(picture), width: picture.width, height: picture.height,
+            time: keptTime,
             clean: settings.at != nil || keptScore == .infinity)
     }
 }

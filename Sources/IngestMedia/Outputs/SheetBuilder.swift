@@ -8,22 +8,18 @@ package final class SheetBuilder: FrameTap {
         package var count: Int
         /// Tiles per row; nil: as square a grid as the count allows.
         package var columns: Int?
-        package var tileSide: Int
-        package var quality: Int
-        package var rotation: Double
+        package var tileSide = Thumbnail.maxSide
+        package var still: StillSettings
 
-        package init(count: Int, columns: Int? = nil, tileSide: Int = Thumbnail.maxSide, quality: Int, rotation: Double)
-        {
+        package init(count: Int, columns: Int? = nil, still: StillSettings) {
             self.count = count
             self.columns = columns
-            self.tileSide = tileSide
-            self.quality = quality
-            self.rotation = rotation
+            self.still = still
         }
     }
 
     package struct Sheet: Sendable {
-        package var jpeg: [UInt8]
+        package var bytes: [UInt8]
         package var width: Int
         package var height: Int
         package var tiles: Int
@@ -46,7 +42,7 @@ package final class SheetBuilder: FrameTap {
         let count = max(1, settings.count)
         let span = max(duration, 0) / Double(count)
         targets = (0..<count).map { (Double($0) + 0.5) * span }
-        pictures = FramePictures(side: settings.tileSide, rotation: settings.rotation)
+        pictures = FramePictures(side: settings.tileSide, rotation: settings.still.rotation)
     }
 
     package var isSatisfied: Bool { tiles.count == targets.count }
@@ -59,7 +55,8 @@ package final class SheetBuilder: FrameTap {
         last = picture
     }
 
-    /// The grid as a JPEG; tiles the stream ended before repeat the last frame; nil when no frame came at all.
+    /// The grid, encoded as `settings.still` says; tiles the stream ended before repeat the last frame; nil when no
+    /// frame came at all.
     package func sheet() throws -> Sheet? {
         guard let filler = last ?? tiles.last else { return nil }
         while tiles.count < targets.count { tiles.append(filler) }
@@ -79,7 +76,7 @@ package final class SheetBuilder: FrameTap {
                 rgb.replaceSubrange(to..<to + tile.width * 3, with: tile.rgb[from..<from + tile.width * 3])
             }
         }
-        let jpeg = try Thumbnail(width: width, height: height, rgb: rgb).jpeg(quality: settings.quality)
-        return Sheet(jpeg: jpeg, width: width, height: height, tiles: tiles.count, columns: columns)
+        let bytes = try settings.still.encoding.encode(Thumbnail(width: width, height: height, rgb: rgb))
+        return Sheet(bytes: bytes, width: width, height: height, tiles: tiles.count, columns: columns)
     }
 }

@@ -51,6 +51,12 @@ package enum StillThumbnailer {
         return try scaled(decoded.image)
     }
 
+    /// A WebP's thumbnail (a poster or sheet written as WebP): FFmpeg's webp decoder, whose `max_pixels` is the
+    /// guard (the VP8 header's size is not parsed here).
+    package static func webp(path: String, maxPixels: Int = 50_000_000) throws -> Thumbnail {
+        try scaled(try WebPDecoder.decode(try read(path), maxPixels: maxPixels).image)
+    }
+
     /// A HEIF/HEIC's thumbnail: libheif applies the file's rotation and mirror boxes itself.
     package static func heif(path: String, maxPixels: Int = 200_000_000) throws -> Thumbnail {
         let heif = try HEIFImage(path: path)

@@ -17,7 +17,8 @@ package struct PosterPreview: Sendable, Equatable {
         for (_, value) in outputs.pairs {
             guard case .object(let output) = value, output["stage"]?.stringValue == PosterStage.name,
                 let path = output["work_path"]?.stringValue,
-                let thumbnail = try? StillThumbnailer.jpeg(path: path), let jpeg = try? thumbnail.jpeg()
+                let thumbnail = try? Self.thumbnail(path, format: output["format"]?.stringValue),
+                let jpeg = try? thumbnail.jpeg()
             else { continue }
             self.jpeg = jpeg
             width = thumbnail.width
@@ -26,6 +27,12 @@ package struct PosterPreview: Sendable, Equatable {
             return
         }
         return nil
+    }
+
+    /// The poster at contact-sheet size, decoded as the format it was written in.
+    private static func thumbnail(_ path: String, format: String?) throws -> Thumbnail {
+        format == StillFormat.webp.rawValue
+            ? try StillThumbnailer.webp(path: path) : try StillThumbnailer.jpeg(path: path)
     }
 
     var preview: SheetPreview { .picture(jpeg: jpeg, width: width, height: height, duration: duration) }

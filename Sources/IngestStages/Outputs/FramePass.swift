@@ -16,18 +16,21 @@ package struct FramePart {
 }
 
 extension FramePart {
-    /// A still made from the pass's frames by `tap` (a poster, a sheet): once the pass is over, `make` gives its JPEG,
-    /// what describes it (`{{outputs.NAME.…}}`) and what else the stage's fact says; the JPEG is written to the work
-    /// folder, recorded as output `name`, and the stage's fact made with the pass's counts.
+    /// A still made from the pass's frames by `tap` (a poster, a sheet): once the pass is over, `make` gives its bytes
+    /// (a JPEG or a WebP, as `format` says), what describes it (`{{outputs.NAME.…}}`) and what else the stage's fact
+    /// says; the bytes are written to the work folder, recorded as output `name`, and the stage's fact made with the
+    /// pass's counts.
     static func still(
-        _ item: Item, name: String, stage: String, context: StageContext, tap: any FrameTap,
-        make: @escaping () throws -> (jpeg: [UInt8], details: JSONObject, fact: JSONObject)
+        _ item: Item, name: String, format: StillFormat, stage: String, context: StageContext, tap: any FrameTap,
+        make: @escaping () throws -> (bytes: [UInt8], details: JSONObject, fact: JSONObject)
     ) -> FramePart {
-        let path = ItemOutputs.workPath(for: item, stage: stage, fileExtension: "jpg", context: context)
+        let path = ItemOutputs.workPath(
+            for: item, stage: stage, fileExtension: format.fileExtension, context: context)
         return FramePart(stage: stage, tap: tap, proxy: nil) { counts in
             let still = try make()
-            try FramePass.write(still.jpeg, to: path, stage: stage)
-            ItemOutputs.record(item, name: name, workPath: path, format: "jpeg", details: still.details, stage: stage)
+            try FramePass.write(still.bytes, to: path, stage: stage)
+            ItemOutputs.record(
+                item, name: name, workPath: path, format: format.rawValue, details: still.details, stage: stage)
             var fact = still.details
             fact["output"] = .string(name)
             for (key, value) in still.fact.pairs { fact[key] = value }

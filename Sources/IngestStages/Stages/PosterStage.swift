@@ -4,12 +4,13 @@ import IngestMedia
 import IngestTemplates
 
 /// `poster`: a still of the video as a named output beside the file (the file stays what later stages send): the
-/// frame at `at`, or else the first frame that is neither black nor blurred, upright, as a JPEG at the `jpeg`
-/// stage's quality scale. Shares one decode pass with the `thumbnails` and `video … output:` stages next to it.
+/// frame at `at`, or else the first frame that is neither black nor blurred, upright, as a JPEG (or a WebP) at the
+/// `jpeg` stage's quality scale. Shares one decode pass with the `thumbnails` and `video … output:` stages next to it.
 package struct PosterStage: FramePassStage {
     package struct Options: StageOptions, Sendable {
         package var output = "poster"
         package var at: DurationValue?
+        package var format = StillFormat.jpeg
         package var quality = JpegStage.Quality(libjpeg: 80)
         package var maxSide: Int?
         package init() {}
@@ -24,8 +25,8 @@ package struct PosterStage: FramePassStage {
                     "at", \.at,
                     doc: "Time of the frame (`1s`, `1m30s`); past the end, the last frame.",
                     default: "the first frame neither black nor blurred"),
-                OptionField(
-                    "quality", \.quality, doc: "JPEG quality, 0.01…1 or 1…100 (as the jpeg stage).", default: "80"),
+                StillFormat.field(\.format),
+                StillFormat.qualityField(\.quality),
                 OptionField(
                     "max_side", \.maxSide, range: 16...16_384, doc: "Longest side in pixels (aspect ratio kept).",
                     default: "the video's size"),
@@ -37,7 +38,7 @@ package struct PosterStage: FramePassStage {
 
     package static let name = "poster"
     package static let summary =
-        "Adds a poster frame (JPEG) of the video as a named output: at a time, or the first frame neither black nor blurred."
+        "Adds a poster frame (JPEG or WebP) of the video as a named output: at a time, or the first frame neither black nor blurred."
     package static let writesWorkFiles = true
 
     let options: Options
@@ -53,11 +54,13 @@ package struct PosterStage: FramePassStage {
         let stage = Self.name
         if ItemOutputs.deliveredEarlier(item, name: options.output, context: context) { return nil }
         let (_, video) = try FramePass.videoStream(item, stage: stage, context: context)
+        let still = StillSettings(
+            StillEncoding(options.format, quality: options.quality.libjpeg), rotation: video.rotation ?? 0)
         let picker = try PosterPicker(
-            PosterPicker.Settings(
-                at: options.at?.seconds, quality: options.quality.libjpeg, maxSide: options.maxSide ?? Int.max,
-                rotation: video.rotation ?? 0))
-        return FramePart.still(item, name: options.output, stage: stage, context: context, tap: picker) {
+            PosterPicker.Settings(at: options.at?.seconds, maxSide: options.maxSide ?? Int.max, still: still))
+        return FramePart.still(
+            item, name: options.output, format: options.format, stage: stage, context: context, tap: picker
+        ) {
             guard let poster = try picker.poster() else {
                 throw ItemFailed(
                     stage: stage, rule: .corrupt, message: "no video frame could be decoded for the poster")
@@ -67,8 +70,24 @@ package struct PosterStage: FramePassStage {
                 "time": .double((poster.time * 1000).rounded() / 1000),
             ]
             let chosen = options.at != nil ? "at" : poster.clean ? "first clear frame" : "best frame (none clear)"
-            return (poster.jpeg, details, ["chosen": .string(chosen)])
+            return (poster.bytes, details, ["chosen": .string(chosen)])
         }
+    }
+}
+
+extension StillFormat: OptionEnum {
+    /// The `format` option of a stage that writes a still.
+    static func field<Options>(_ path: WritableKeyPath<Options, StillFormat>) -> OptionField<Options> {
+        OptionField(
+            "format", path, doc: "`jpeg`, or `webp` (lossy WebP through libwebp, smaller at the same look).",
+            default: "jpeg")
+    }
+
+    /// The `quality` option of a stage that writes a still: the `jpeg` stage's scale, which WebP's shares.
+    static func qualityField<Options>(_ path: WritableKeyPath<Options, JpegStage.Quality>) -> OptionField<Options> {
+        OptionField(
+            "quality", path, doc: "Quality, 0.01…1 or 1…100 (as the jpeg stage; WebP's on the same scale).",
+            default: "80")
     }
 }
 

@@ -4,12 +4,13 @@ import IngestMedia
 import IngestTemplates
 
 /// `thumbnails`: a sheet of `count` frames spread over the video, in a grid of tiles the size of the HTML report's
-/// cards, as a named JPEG output beside the file. Shares one decode pass with `poster` and `video … output:`.
+/// cards, as a named JPEG (or WebP) output beside the file. Shares one decode pass with `poster` and `video … output:`.
 package struct ThumbnailsStage: FramePassStage {
     package struct Options: StageOptions, Sendable {
         package var output = "sheet"
         package var count = 12
         package var columns: Int?
+        package var format = StillFormat.jpeg
         package var quality = JpegStage.Quality(libjpeg: 80)
         package init() {}
 
@@ -21,8 +22,8 @@ package struct ThumbnailsStage: FramePassStage {
                 OptionField(
                     "columns", \.columns, range: 1...100, doc: "Tiles per row.",
                     default: "as square as the count allows"),
-                OptionField(
-                    "quality", \.quality, doc: "JPEG quality, 0.01…1 or 1…100 (as the jpeg stage).", default: "80"),
+                StillFormat.field(\.format),
+                StillFormat.qualityField(\.quality),
             ]
         }
 
@@ -33,7 +34,8 @@ package struct ThumbnailsStage: FramePassStage {
     }
 
     package static let name = "thumbnails"
-    package static let summary = "Adds a thumbnail sheet (JPEG grid of frames spread over the video) as a named output."
+    package static let summary =
+        "Adds a thumbnail sheet (a JPEG or WebP grid of frames spread over the video) as a named output."
     package static let writesWorkFiles = true
 
     let options: Options
@@ -52,12 +54,13 @@ package struct ThumbnailsStage: FramePassStage {
         guard let duration = probe.duration ?? video.duration, duration > 0 else {
             throw ItemFailed(stage: stage, rule: .corrupt, message: "the video has no duration to spread frames over")
         }
+        let still = StillSettings(
+            StillEncoding(options.format, quality: options.quality.libjpeg), rotation: video.rotation ?? 0)
         let builder = SheetBuilder(
-            SheetBuilder.Settings(
-                count: options.count, columns: options.columns, quality: options.quality.libjpeg,
-                rotation: video.rotation ?? 0),
-            duration: duration)
-        return FramePart.still(item, name: options.output, stage: stage, context: context, tap: builder) {
+            SheetBuilder.Settings(count: options.count, columns: options.columns, still: still), duration: duration)
+        return FramePart.still(
+            item, name: options.output, format: options.format, stage: stage, context: context, tap: builder
+        ) {
             guard let sheet = try builder.sheet() else {
                 throw ItemFailed(stage: stage, rule: .corrupt, message: "no video frame could be decoded for the sheet")
             }
@@ -65,7 +68,7 @@ package struct ThumbnailsStage: FramePassStage {
                 "width": .int(Int64(sheet.width)), "height": .int(Int64(sheet.height)),
                 "tiles": .int(Int64(sheet.tiles)), "columns": .int(Int64(sheet.columns)),
             ]
-            return (sheet.jpeg, details, [:])
+            return (sheet.bytes, details, [:])
         }
     }
 }

@@ -90,6 +90,8 @@ uninstall:
 check-imports: test-deps
 	python3 scripts/check-imports.py --self-test
 	python3 scripts/check-imports.py
+	python3 scripts/check-clock.py --self-test
+	python3 scripts/check-clock.py
 
 # scripts/run-tests.sh: `swift test`'s tests in two processes at once (one process runs only as many tests at a time
 # as there are cores, most of them waiting on a subprocess or a server; the script says more).

@@ -34,7 +34,6 @@ package enum PipelineTester {
     package static func run(_ testCase: PipelineTestFile.Case, pipeline: Pipeline, environment: [String: String]) throws
         -> CaseResult
     {
-        let started = Date()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
             "ingest-test-" + UUID().uuidString
         ).path
@@ -47,6 +46,7 @@ package enum PipelineTester {
         let rehearsal = Rehearsal(stubs: testCase.stubs)
         var settings = RunSettings(workDirectory: scratch + "/work", environment: environment)
         settings.rehearsal = rehearsal
+        let started = settings.clock.now
         var single = pipeline
         single.concurrency = 1
         var reports: [(ItemReport, [RehearsedRequest])] = []
@@ -60,7 +60,7 @@ package enum PipelineTester {
             mismatches = ["no file was run: the pipeline's input rules leave \(testCase.path) out"]
         }
         return CaseResult(
-            name: testCase.name, mismatches: mismatches, seconds: Date().timeIntervalSince(started))
+            name: testCase.name, mismatches: mismatches, seconds: settings.clock.now - started)
     }
 
     static func compare(_ expect: JSONObject, report: ItemReport, requests: [RehearsedRequest]) -> [String] {

@@ -23,8 +23,8 @@ extension Optional: JournalColumn where Wrapped == String {
 /// How the journal's columns encode what they hold, in both backends: objects and failures as JSON text, times as
 /// Unix seconds.
 enum JournalRow {
-    /// `updated_at` of a row written now.
-    static var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    /// `updated_at` of a row written at `date` (the run's clock's: `WaitClock.date`).
+    static func time(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
 
     static func json(_ object: JSONObject) -> String { JSONValue.object(object).serialized() }
 

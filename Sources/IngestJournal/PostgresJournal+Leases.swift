@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import NativePostgres
 
 /// The work queue: a worker leases each file before any stage runs, renews its leases while it works, and gives
@@ -34,14 +35,15 @@ extension PostgresJournal {
         return held.remove(PostgresJournal.key(root, relativePath)) != nil
     }
 
-    /// Renews this worker's leases every third of the lease time, on a connection of its own.
+    /// Renews this worker's leases every third of the lease time, on a connection of its own. In real time
+    /// (`RealTime`), not the run's clock: a lease expires by PostgreSQL's `now()`.
     func startRenewing() {
         let interval = leaseSeconds / 3
         let thread = Thread { [weak self] in
             var connection: PostgresConnection?
             while let self {
                 self.stateLock.lock()
-                if !self.stopped { _ = self.stateLock.wait(until: Date(timeIntervalSinceNow: interval)) }
+                if !self.stopped { _ = self.stateLock.wait(until: RealTime.deadline(in: interval)) }
                 let stop = self.stopped
                 let busy = !self.held.isEmpty
                 self.stateLock.unlock()

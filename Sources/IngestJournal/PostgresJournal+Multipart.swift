@@ -54,7 +54,7 @@ extension PostgresJournal: MultipartJournal {
                 key + [
                     upload.url, upload.bucket, upload.key, upload.uploadID, String(upload.partSize),
                     String(upload.fileSize), String(upload.modified), String(Int64(bitPattern: upload.inode)),
-                    upload.configHash, String(JournalRow.now),
+                    upload.configHash, String(rowTime),
                 ])
         }
     }

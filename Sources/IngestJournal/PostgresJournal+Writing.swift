@@ -82,7 +82,7 @@ extension PostgresJournal {
             start.root, start.relativePath, start.path, String(start.size), String(start.modified),
             String(Int64(bitPattern: start.inode)), start.sha256, start.pipeline, start.configHash,
             JournalRow.json(start.templateValues), state == .failed ? nil : start.dedupeKey, runID,
-            String(JournalRow.now),
+            String(rowTime),
             start.keepStages ? "1" : "0", state.rawValue, countAttempt ? "1" : "0", failures, reason, facts,
         ]
         let sql = """
@@ -164,7 +164,7 @@ extension PostgresJournal {
                     """,
                     [
                         String(id), state.rawValue, failureText, reason, factsText, start.sha256,
-                        String(JournalRow.now), JournalRow.json(start.templateValues),
+                        String(rowTime), JournalRow.json(start.templateValues),
                     ]
                 )
             ]
@@ -195,7 +195,7 @@ extension PostgresJournal {
                 VALUES (\(file.sql), $\(next + 1), $\(next + 2), 'started', 1, $\(next + 3))
                 ON CONFLICT(file_id, position) DO UPDATE SET name = $\(next + 2), status = 'started',
                     attempts = ingest_stages.attempts + 1, outputs = NULL, error = NULL, updated_at = $\(next + 3)
-                """, file.parameters + [String(position), name, String(JournalRow.now)]
+                """, file.parameters + [String(position), name, String(rowTime)]
             )
         ]
         if barrier {
@@ -218,7 +218,7 @@ extension PostgresJournal {
                 """,
                 [
                     String(fileID), String(position), name, status.rawValue, JournalRow.json(outputs), error,
-                    String(JournalRow.now),
+                    String(rowTime),
                 ])
         }
     }
@@ -241,7 +241,7 @@ extension PostgresJournal {
                 """,
                 [
                     root, relativePath, path, pipeline, configHash, state.rawValue, failureText, reason, duplicateOf,
-                    JournalRow.json(templateValues), runID, String(JournalRow.now),
+                    JournalRow.json(templateValues), runID, String(rowTime),
                 ])
         }
     }

@@ -22,8 +22,12 @@ package final class PostgresJournal: @unchecked Sendable, JournalStore {
     package let runID: String
     /// Names this worker in the lease table and in messages: `host:pid:run`.
     package let owner: String
-    /// Seconds a lease lasts without renewal.
+    /// Seconds a lease lasts without renewal (on PostgreSQL's clock, `now()`: renewed in real time, `RealTime`).
     package let leaseSeconds: Double
+    /// The run's clock: what rows' `updated_at` say.
+    let clock: any WaitClock
+    /// `updated_at` of a row written now.
+    var rowTime: Int64 { JournalRow.time(clock.date) }
 
     let conninfo: String
     let secret: String?
@@ -53,14 +57,21 @@ package final class PostgresJournal: @unchecked Sendable, JournalStore {
     /// Connects to the database at `url` and, for a writer, creates the tables if needed and starts renewing
     /// leases. `workLockPath` is locked so two workers on one machine cannot share (and clear) one work folder.
     package convenience init(
-        url: String, writer: Bool = true, leaseSeconds: Double = 60, workLockPath: String? = nil
+        url: String, writer: Bool = true, leaseSeconds: Double = 60, workLockPath: String? = nil,
+        clock: any WaitClock = SystemClock()
     ) throws {
-        try self.init(url: url, writer: writer, leaseSeconds: leaseSeconds, workLockPath: workLockPath, renews: true)
+        try self.init(
+            url: url, writer: writer, leaseSeconds: leaseSeconds, workLockPath: workLockPath, renews: true,
+            clock: clock)
     }
 
     /// `renews: false` makes a worker that holds its leases without renewing them: a stuck one, for tests.
-    init(url: String, writer: Bool, leaseSeconds: Double, workLockPath: String?, renews: Bool) throws {
+    init(
+        url: String, writer: Bool, leaseSeconds: Double, workLockPath: String?, renews: Bool,
+        clock: any WaitClock = SystemClock()
+    ) throws {
         conninfo = url
+        self.clock = clock
         let (display, password) = PostgresJournal.redact(url)
         path = display
         secret = password

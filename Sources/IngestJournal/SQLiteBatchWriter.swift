@@ -20,7 +20,7 @@ final class SQLiteBatchWriter: @unchecked Sendable {
     /// Guards `pending`, `batchStarted` and `deferredError`.
     private let queueLock = NSLock()
     private var pending: [() throws -> Void] = []
-    private var batchStarted = Date()
+    private var batchStarted: Double
     private var deferredError: JournalError?
     /// Set on first use; guarded by `queueLock` when set.
     private var backgroundWriter: BackgroundWriter?
@@ -36,9 +36,14 @@ final class SQLiteBatchWriter: @unchecked Sendable {
     /// page written once) while a worker that needs a barrier waits for at most one of them.
     static let stepSize = 2_000
 
-    init(path: String, database: Database) {
+    /// The run's clock, which `batchInterval` is measured on.
+    private let clock: any WaitClock
+
+    init(path: String, database: Database, clock: any WaitClock) {
         self.path = path
         self.database = database
+        self.clock = clock
+        batchStarted = clock.now
     }
 
     deinit {
@@ -68,9 +73,10 @@ final class SQLiteBatchWriter: @unchecked Sendable {
     /// Queues a write that may be lost in a crash (it only saves local work); written with the next batch.
     func enqueue(_ operation: @escaping () throws -> Void) {
         queueLock.lock()
-        if pending.isEmpty { batchStarted = Date() }
+        let now = clock.now
+        if pending.isEmpty { batchStarted = now }
         pending.append(operation)
-        let due = pending.count >= batchLimit || Date().timeIntervalSince(batchStarted) >= batchInterval
+        let due = pending.count >= batchLimit || now - batchStarted >= batchInterval
         let backlog = pending.count >= SQLiteBatchWriter.maxQueued
         queueLock.unlock()
         if backlog {
@@ -223,10 +229,9 @@ private final class BackgroundWriter: Sendable {
     init(writer: SQLiteBatchWriter) {
         let thread = Thread { [weak writer, requests] in
             while true {
-                // Wakes now and then to notice a journal that went away without `close`.
-                let (write, stop) = requests.wait(
-                    until: { $0.requested || $0.stopped }, deadline: Date(timeIntervalSinceNow: 1)
-                ) { requests, _ in
+                // Wakes now and then to notice a journal that went away without `close` (a liveness bound:
+                // `RealTime`).
+                let (write, stop) = requests.wait(until: { $0.requested || $0.stopped }, timeout: 1) { requests, _ in
                     defer { requests.requested = false }
                     return (requests.requested, requests.stopped)
                 }

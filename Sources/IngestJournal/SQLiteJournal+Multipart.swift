@@ -54,7 +54,7 @@ extension SQLiteJournal: MultipartJournal {
                 key + [
                     .text(upload.url), .text(upload.bucket), .text(upload.key), .text(upload.uploadID),
                     .integer(upload.partSize), .integer(upload.fileSize), .integer(upload.modified),
-                    .integer(Int64(bitPattern: upload.inode)), .text(upload.configHash), .integer(JournalRow.now),
+                    .integer(Int64(bitPattern: upload.inode)), .text(upload.configHash), .integer(rowTime),
                 ])
         }
     }

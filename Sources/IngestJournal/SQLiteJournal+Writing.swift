@@ -61,7 +61,7 @@ extension SQLiteJournal {
             .integer(start.modified), .integer(Int64(bitPattern: start.inode)), start.sha256.map { .text($0) } ?? .null,
             .text(start.pipeline), .text(start.configHash), .text(JournalRow.json(start.templateValues)),
             (state == .failed ? nil : start.dedupeKey).map { .text($0) } ?? .null, .text(runID),
-            .integer(JournalRow.now), .integer(start.keepStages ? 1 : 0), .text(state.rawValue),
+            .integer(rowTime), .integer(start.keepStages ? 1 : 0), .text(state.rawValue),
             .integer(countAttempt ? 1 : 0), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
             facts.map { .text($0) } ?? .null,
         ]
@@ -101,7 +101,7 @@ extension SQLiteJournal {
                 .text(state.rawValue),
                 start.templateValues.isEmpty ? .null : .text(JournalRow.json(start.templateValues)),
                 (state == .failed ? nil : start.dedupeKey).map { .text($0) } ?? .null, .text(runID),
-                .integer(JournalRow.now), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
+                .integer(rowTime), failures.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
                 facts.map { .text($0) } ?? .null,
             ])
             return true
@@ -160,7 +160,7 @@ extension SQLiteJournal {
             ).run([
                 .integer(fileID), .text(state.rawValue), failureText.map { .text($0) } ?? .null,
                 reason.map { .text($0) } ?? .null, .text(factsText), start.sha256.map { .text($0) } ?? .null,
-                .integer(JournalRow.now), .text(JournalRow.json(start.templateValues)),
+                .integer(rowTime), .text(JournalRow.json(start.templateValues)),
             ])
         }
     }
@@ -176,7 +176,7 @@ extension SQLiteJournal {
                 ON CONFLICT(file_id, position) DO UPDATE SET name = ?3, status = 'started', attempts = attempts + 1,
                     outputs = NULL, error = NULL, updated_at = ?4
                 """
-            ).run([.integer(fileID), .integer(Int64(position)), .text(name), .integer(JournalRow.now)])
+            ).run([.integer(fileID), .integer(Int64(position)), .text(name), .integer(rowTime)])
             if barrier {
                 try batches.statement("UPDATE files SET side_effects = 1 WHERE id = ?1").run([.integer(fileID)])
             }
@@ -198,7 +198,7 @@ extension SQLiteJournal {
                 """
             ).run([
                 .integer(fileID), .integer(Int64(position)), .text(name), .text(status.rawValue),
-                .text(JournalRow.json(outputs)), error.map { .text($0) } ?? .null, .integer(JournalRow.now),
+                .text(JournalRow.json(outputs)), error.map { .text($0) } ?? .null, .integer(rowTime),
             ])
         }
     }
@@ -226,7 +226,7 @@ extension SQLiteJournal {
                 .text(state.rawValue),
                 failureText.map { .text($0) } ?? .null, reason.map { .text($0) } ?? .null,
                 duplicateOf.map { .text($0) } ?? .null, .text(JournalRow.json(templateValues)), .text(runID),
-                .integer(JournalRow.now),
+                .integer(rowTime),
             ])
         }
     }

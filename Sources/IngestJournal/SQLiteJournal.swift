@@ -21,6 +21,10 @@ package final class SQLiteJournal: @unchecked Sendable {
     package let path: String
     /// The writer connection and its batches.
     let batches: SQLiteBatchWriter
+    /// The run's clock: rows' `updated_at`, the batches' interval, the wait for an exiting lock holder.
+    let clock: any WaitClock
+    /// `updated_at` of a row written now.
+    var rowTime: Int64 { JournalRow.time(clock.date) }
     var writerLock: FileLock?
     /// The lock on the journal file itself (by device and inode, so through any of its names); nil for a reader.
     var fileWriterLock: FileIdentityLock?
@@ -56,9 +60,11 @@ package final class SQLiteJournal: @unchecked Sendable {
     static let walSizeLimit = 8 << 20
 
     /// Opens (creating it and its folder when `create` is true) the journal at `path`. A writer takes the lock.
-    /// `clock`: what the wait for a lock whose holder is exiting is measured and waited on (the run's clock).
+    /// `clock`: the run's; rows are dated by it, and the wait for a lock whose holder is exiting is measured and
+    /// waited on it.
     package init(path: String, writer: Bool = true, create: Bool = true, clock: any WaitClock = SystemClock()) throws {
         self.path = path
+        self.clock = clock
         runID = UUID().uuidString.lowercased()
         let folder = (path as NSString).deletingLastPathComponent
         if !create && !FileManager.default.fileExists(atPath: path) {
@@ -80,7 +86,7 @@ package final class SQLiteJournal: @unchecked Sendable {
         file = try fileLock?.file ?? SQLiteJournal.descriptor(of: path)
         let database = try SQLiteJournal.openDatabase(path, writer: writer)
         database.keepAlive = file
-        batches = SQLiteBatchWriter(path: path, database: database)
+        batches = SQLiteBatchWriter(path: path, database: database, clock: clock)
         if writer { try addMultipartTables() }
         if writer { writerLock?.recordOwner(runID: runID) }
     }

@@ -74,7 +74,7 @@ struct PresignOptions: ParsableArguments {
             let credentials = try AWSCredentials.fromEnvironment(environment)
             let region = try region ?? AWSCredentials.region(from: environment)
             let endpoint = try S3Endpoint(region: region, url: endpoint, pathStyle: pathStyle)
-            let signingDate = try date.map(SigV4Signer.date(fromTimestamp:)) ?? Date()
+            let signingDate = try date.map(SigV4Signer.date(fromTimestamp:)) ?? SystemClock().date
             return (
                 S3Presigner(credentials: credentials, region: region, endpoint: endpoint),
                 try S3Location(parsing: location), signingDate

@@ -6,16 +6,6 @@ import Testing
 @testable import IngestConfig
 @testable import IngestCore
 
-/// A clock the test moves by hand: monotonic seconds and the local minute of the day.
-final class ManualSendClock: SendClock {
-    private let state = Mutex((seconds: 0.0, minute: 0))
-    init(minute: Int = 0) { state.withLock { $0.minute = minute } }
-    func seconds() -> Double { state.withLock { $0.seconds } }
-    func minuteOfDay() -> Int { state.withLock { $0.minute } }
-    func advance(_ seconds: Double) { state.withLock { $0.seconds += seconds } }
-    func setMinute(_ minute: Int) { state.withLock { $0.minute = minute } }
-}
-
 /// `--bwlimit` / `bwlimit:`: rclone's units, the timetable, and the refusal of absurd values.
 @Suite struct BandwidthLimitParsingTests {
     func rate(_ text: String) throws -> Int64? {
@@ -59,31 +49,31 @@ final class ManualSendClock: SendClock {
 /// The token bucket every transfer of a run draws from, on an injected clock (no wall-clock time).
 @Suite struct SendLimiterTests {
     @Test func startsEmptyAndRefillsAtTheRate() {
-        let clock = ManualSendClock()
+        let clock = ManualClock()
         let limiter = SendLimiter(schedule: .constant(8 << 20), clock: clock)
         #expect(limiter.take(upTo: 256 << 10) == 0)
         #expect(limiter.secondsUntilAvailable() > 0)
-        clock.advance(0.01)
+        clock.advance(by: 0.01)
         let granted = limiter.take(upTo: 256 << 10)
         #expect(abs(granted - Int(Double(8 << 20) * 0.01)) <= 1)
         #expect(limiter.take(upTo: 256 << 10) == 0)
     }
 
     @Test func aPauseDoesNotBankMoreThanTheBurst() {
-        let clock = ManualSendClock()
+        let clock = ManualClock()
         let limiter = SendLimiter(schedule: .constant(8 << 20), clock: clock)
-        clock.advance(60)
+        clock.advance(by: 60)
         #expect(limiter.take(upTo: 100 << 20) == Int(Double(8 << 20) / 10))
     }
 
     /// Four transfers drawing 256 KiB reads every millisecond for 8 simulated seconds send 8 s of the cap between
     /// them, not 4 × 8 s: the cap is the run's, not each worker's.
     @Test func workersShareOneCap() {
-        let clock = ManualSendClock()
+        let clock = ManualClock()
         let limiter = SendLimiter(schedule: .constant(8 << 20), clock: clock)
         var sent = [Int](repeating: 0, count: 4)
         for _ in 0..<8000 {
-            clock.advance(0.001)
+            clock.advance(by: 0.001)
             for worker in sent.indices { sent[worker] += limiter.take(upTo: 256 << 10) }
         }
         let total = Double(sent.reduce(0, +))
@@ -91,21 +81,22 @@ final class ManualSendClock: SendClock {
     }
 
     @Test func unusedAllowanceGoesBack() {
-        let clock = ManualSendClock()
+        let clock = ManualClock()
         let limiter = SendLimiter(schedule: .constant(1 << 20), clock: clock)
-        clock.advance(0.05)
+        clock.advance(by: 0.05)
         let granted = limiter.take(upTo: 1 << 20)
         limiter.giveBack(granted / 2)
         #expect(limiter.take(upTo: 1 << 20) == granted / 2)
     }
 
     @Test func theTimetableSwitchesTheCap() {
-        let clock = ManualSendClock(minute: 18 * 60 + 59)
+        // 18:59 UTC: the timetable is read in the limiter's time zone, on the run's clock's date.
+        let clock = ManualClock(date: Date(timeIntervalSince1970: 18 * 3600 + 59 * 60))
         let limit = try? BandwidthLimit(parsing: "08:00,512k 19:00,off")
-        let limiter = SendLimiter(schedule: limit!.schedule, clock: clock)
-        clock.advance(1)
+        let limiter = SendLimiter(schedule: limit!.schedule, clock: clock, timeZone: TimeZone(identifier: "UTC")!)
+        clock.advance(by: 1)
         #expect(limiter.take(upTo: 1 << 20) == Int(Double(512 << 10) / 10))  // a tenth of a second of 512 KiB/s
-        clock.setMinute(19 * 60)
+        clock.advance(by: 59)  // 19:00
         #expect(limiter.take(upTo: 1 << 20) == 1 << 20)
         #expect(limiter.secondsUntilAvailable() == 0)
     }

@@ -68,10 +68,9 @@ package final class RunCancellation: WaitInterruption {
         state.withLock { $0.transfers[ObjectIdentifier(transfer)] = nil }
     }
 
-    /// Sleeps up to `seconds`; returns false as soon as the run is cancelled.
+    /// Sleeps up to `seconds` of real time (`SystemClock`'s sleep); returns false as soon as the run is cancelled.
     package func sleep(_ seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        return state.wait(until: { $0.why != nil }, deadline: deadline) { _, cancelled in !cancelled }
+        state.wait(until: { $0.why != nil }, timeout: seconds) { _, cancelled in !cancelled }
     }
 }
 

@@ -35,11 +35,13 @@ package final class ConditionLock<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
-    /// Blocks until `ready(value)` holds or `deadline` passes, then runs `body` under the same hold of the lock;
-    /// `body` is told whether the value became ready.
+    /// Blocks until `ready(value)` holds or `seconds` of real time pass (`RealTime`: a liveness bound, or the real
+    /// clock's own sleep), then runs `body` under the same hold of the lock; `body` is told whether the value became
+    /// ready.
     package func wait<R>(
-        until ready: (Value) -> Bool, deadline: Date, then body: (inout Value, _ ready: Bool) throws -> R
+        until ready: (Value) -> Bool, timeout seconds: Double, then body: (inout Value, _ ready: Bool) throws -> R
     ) rethrows -> R {
+        let deadline = RealTime.deadline(in: seconds)
         condition.lock()
         defer { condition.unlock() }
         var isReady = ready(value)

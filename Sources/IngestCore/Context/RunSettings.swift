@@ -15,8 +15,9 @@ public struct RunSettings: Sendable {
     package var rehearsal: Rehearsal?
     /// Where `-v` events go (each request's attempts); nil logs nothing.
     package var logger: Logger?
-    /// The clock every wait of the run reads and sleeps on (retries, `Retry-After`, `rate`, a poll's interval);
-    /// tests put a `ManualClock` here.
+    /// The clock every wait of the run reads and sleeps on (retries, `Retry-After`, `rate`, a poll's interval),
+    /// and every time it states (a report's, an S3 signature's; give the journal, `RunMetrics`, `RunProgress` and
+    /// the log handler the same one); tests put a `ManualClock` here.
     package var clock: any WaitClock = SystemClock()
 
     /// Settings with the defaults the command line uses; `environment` is the process's unless given.

@@ -1,25 +1,6 @@
 import Foundation
 import Synchronization
 
-/// Where the limiter reads time: a monotonic clock for refills and the local time of day for the timetable.
-/// Tests inject one they move by hand.
-package protocol SendClock: Sendable {
-    /// Seconds on a monotonic clock.
-    func seconds() -> Double
-    /// Minutes after local midnight, 0..<1440.
-    func minuteOfDay() -> Int
-}
-
-/// The system's clocks.
-package struct SystemSendClock: SendClock {
-    package init() {}
-    package func seconds() -> Double { ProcessInfo.processInfo.systemUptime }
-    package func minuteOfDay() -> Int {
-        let parts = Calendar.current.dateComponents([.hour, .minute], from: Date())
-        return (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
-    }
-}
-
 /// One token bucket that every transfer of a run draws its request bodies from (`--bwlimit`): curl's read callback
 /// takes what it may send now and pauses its transfer when the bucket is empty, so the sum of all workers' and all
 /// upload methods' bytes stays at the cap. (curl's own `CURLOPT_MAX_SEND_SPEED_LARGE` caps one handle: N transfers
@@ -32,14 +13,26 @@ package final class SendLimiter: Sendable {
     }
 
     package let schedule: BandwidthSchedule
-    private let clock: any SendClock
+    /// The run's clock: `now` for refills, `date` (in `calendar`'s time zone) for the timetable.
+    private let clock: any WaitClock
+    private let calendar: Calendar
     private let bucket: Mutex<Bucket>
 
-    package init(schedule: BandwidthSchedule, clock: any SendClock = SystemSendClock()) {
+    /// `timeZone`: the timetable's (the machine's local time; tests pass UTC).
+    package init(schedule: BandwidthSchedule, clock: any WaitClock = SystemClock(), timeZone: TimeZone = .current) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
         self.schedule = schedule
         self.clock = clock
-        let rate = schedule.rate(atMinute: clock.minuteOfDay())
-        bucket = Mutex(Bucket(tokens: 0, stamp: clock.seconds(), rate: rate))
+        self.calendar = calendar
+        let rate = schedule.rate(atMinute: Self.minuteOfDay(clock.date, calendar))
+        bucket = Mutex(Bucket(tokens: 0, stamp: clock.now, rate: rate))
+    }
+
+    /// Minutes after midnight, 0..<1440, of `date` in `calendar`'s time zone.
+    private static func minuteOfDay(_ date: Date, _ calendar: Calendar) -> Int {
+        let parts = calendar.dateComponents([.hour, .minute], from: date)
+        return (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
     }
 
     /// Bytes the bucket holds at most: a tenth of a second of the rate, at least 16 KiB (one curl read of a slow
@@ -49,8 +42,8 @@ package final class SendLimiter: Sendable {
     /// Takes up to `wanted` bytes of allowance now; 0 when the caller must wait (see `secondsUntilAvailable`).
     package func take(upTo wanted: Int) -> Int {
         guard wanted > 0 else { return 0 }
-        let now = clock.seconds()
-        let minute = clock.minuteOfDay()
+        let now = clock.now
+        let minute = Self.minuteOfDay(clock.date, calendar)
         return bucket.withLock { bucket in
             Self.refill(&bucket, now: now, rate: schedule.rate(atMinute: minute))
             guard bucket.rate != nil else { return wanted }
@@ -71,8 +64,8 @@ package final class SendLimiter: Sendable {
 
     /// How long until at least 1 KiB of allowance is there (0 with no cap in force).
     package func secondsUntilAvailable() -> Double {
-        let now = clock.seconds()
-        let minute = clock.minuteOfDay()
+        let now = clock.now
+        let minute = Self.minuteOfDay(clock.date, calendar)
         return bucket.withLock { bucket in
             Self.refill(&bucket, now: now, rate: schedule.rate(atMinute: minute))
             guard let rate = bucket.rate, rate > 0 else { return 0 }

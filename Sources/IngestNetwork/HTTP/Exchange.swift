@@ -262,7 +262,7 @@ package struct Exchange {
     }
 
     /// `Retry-After`: delay-seconds or an HTTP date (RFC 9110 §10.2.3); nil when it is neither.
-    static func parseRetryAfter(_ text: String, now: Date = Date()) -> Double? {
+    static func parseRetryAfter(_ text: String, now: Date) -> Double? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let seconds = Double(trimmed), seconds.isFinite, seconds >= 0 { return seconds }
         let formatter = DateFormatter()

@@ -39,14 +39,14 @@ extension S3Uploader {
         return intent.addingTimeInterval(network.maxElapsed.seconds + attempt)
     }
 
-    /// Aborts the uploads open on `key` (object `url`) that S3 initiated between `from` and `to` (this machine's
+    /// Aborts the uploads open on `key` (object `url`) that S3 initiated between `from` and `to` (the run's
     /// clock), except `keeping`; returns how many. Throws when the listing fails (the caller decides whether that may
     /// wait for a later run).
     @discardableResult
     func sweepOpenUploads(url: String, key: String, from: Date, to: Date?, keeping: String?) throws -> Int {
         let (listed, offset) = try listOpenUploads(key: key)
         let low = from.addingTimeInterval(offset - Self.sweepMargin)
-        let high = (to ?? Date()).addingTimeInterval(offset + Self.sweepMargin)
+        let high = (to ?? clock.date).addingTimeInterval(offset + Self.sweepMargin)
         var aborted = 0
         for upload in listed where upload.key == key && upload.uploadID != keeping {
             guard let initiated = upload.initiated, initiated >= low, initiated <= high else {
@@ -77,7 +77,7 @@ extension S3Uploader {
             guard response.status == 200 else {
                 throw refused("ListMultipartUploads \(Redaction.url(base))", response, attempts: attempts)
             }
-            if let date = response.header("Date").flatMap(Self.httpDate) { offset = date.timeIntervalSinceNow }
+            if let date = response.header("Date").flatMap(Self.httpDate) { offset = date.timeIntervalSince(clock.date) }
             uploads += Self.openUploads(in: response.bodyText)
             guard XMLText.element("IsTruncated", in: response.bodyText) == "true",
                 let nextKey = XMLText.element("NextKeyMarker", in: response.bodyText),

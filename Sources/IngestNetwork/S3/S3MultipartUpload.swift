@@ -69,7 +69,7 @@ extension S3Uploader {
     /// create that failed for good is looked after too; when that cannot be done now, the journaled intent stays for
     /// the next run.
     private func createSweeping(_ target: MultipartTarget, headers: [(String, String)]) throws -> (String, String) {
-        let intent = Date()
+        let intent = clock.date
         journalIntent(target)
         let created: (id: String, query: String, attempts: Int)
         do {

@@ -164,8 +164,8 @@ package struct S3PostPolicy: Sendable, Equatable {
     ///   - key: the key the upload will use (with `${filename}` filled in); nil means the `key` field.
     ///   - contentType: the `Content-Type` field the upload will send; nil means the field in `fields`.
     /// Other conditions are checked against `fields` when the policy came from a ticket; fields no condition covers
-    /// are reported too, since S3 refuses them.
-    package func check(fileSize: Int64, key: String? = nil, contentType: String? = nil, now: Date = Date())
+    /// are reported too, since S3 refuses them. `now`: the run's clock's date, which the expiry is checked against.
+    package func check(fileSize: Int64, key: String? = nil, contentType: String? = nil, now: Date)
         -> [Violation]
     {
         var violations: [Violation] = []

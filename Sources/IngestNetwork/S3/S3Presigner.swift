@@ -130,12 +130,13 @@ public struct S3Presigner: Sendable {
     ///   - location: The object (`S3Location(parsing: "s3://bucket/key")`).
     ///   - expires: Seconds the URL is valid, 1 to 604800 (7 days).
     ///   - headers: Headers signed with it, which the request must then send unchanged.
-    ///   - date: The signing time; now by default.
+    ///   - date: The signing time; nil for now (the real clock).
     /// - Returns: The URL with its `X-Amz-*` query.
     /// - Throws: `S3Error` for an expiry out of range or a URL that cannot be signed.
     public func presignedURL(
-        method: String, location: S3Location, expires: Int, headers: [(String, String)] = [], date: Date = Date()
+        method: String, location: S3Location, expires: Int, headers: [(String, String)] = [], date: Date? = nil
     ) throws -> String {
+        let date = date ?? SystemClock().date
         guard S3Presigner.expiryRange.contains(expires) else { throw S3Error.invalidExpiry(expires) }
         let url = endpoint.objectURL(location)
         let request = try SigV4Request(method: method, url: url, headers: headers, payload: .unsigned)
@@ -164,8 +165,9 @@ public struct S3Presigner: Sendable {
     package func presignedPost(
         bucket: String, key: KeyRule, contentType: ContentTypeRule? = nil,
         contentLengthRange: ClosedRange<Int64>? = nil,
-        successActionStatus: Int? = nil, expires: Int, date: Date = Date()
+        successActionStatus: Int? = nil, expires: Int, date: Date? = nil
     ) throws -> S3PresignedPost {
+        let date = date ?? SystemClock().date
         guard S3Presigner.expiryRange.contains(expires) else { throw S3Error.invalidExpiry(expires) }
         if let range = contentLengthRange, range.lowerBound < 0 {
             throw S3Error.invalidPolicy("content-length-range must not be negative")

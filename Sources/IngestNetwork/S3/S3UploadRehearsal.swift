@@ -6,7 +6,9 @@ import NativeSystem
 /// The requests an `s3` upload would make, for a rehearsal (`--dry-run`, `ingest test`): rendered and
 /// signed as for real, handed to the rehearsal with the key and part plan, and never sent.
 extension S3Uploader {
-    package func rehearse(path: String, key: String, headers: [(String, String)], contentType: String, tap: RehearsalTap)
+    package func rehearse(
+        path: String, key: String, headers: [(String, String)], contentType: String, tap: RehearsalTap
+    )
         throws -> S3UploadResult
     {
         let status: FileStatus
@@ -36,7 +38,7 @@ extension S3Uploader {
         var payload = SigV4Payload.empty
         if method == "PUT" { payload = payloadSigning == .signed ? .sha256(try hashSlice(slice).sha256) : .unsigned }
         let unsigned = try SigV4Request(method: method, url: target, headers: headers, payload: payload)
-        let signature = signer.signHeaders(unsigned, date: clock())
+        let signature = signer.signHeaders(unsigned, date: clock.date)
         var request = HTTPRequest(
             method: method, url: target, headers: (headers + signature.headers).map { (name: $0.0, value: $0.1) })
         if method == "PUT" { request.body = HTTPBody(file: slice) }

@@ -52,8 +52,9 @@ package struct S3Uploader: Sendable {
     /// The run's `-v` logger, set per upload like `cancellation`.
     private(set) var logger: Logger?
     private(set) var timings: FileTimings?
-    /// The signing time of each attempt (tests move it).
-    var clock: @Sendable () -> Date = { Date() }
+    /// The run's clock: each attempt's signing time, and every wait of the requests (a retry's backoff, a
+    /// `Retry-After`). Set per upload from the file's `timings`, which carry the run's clock; tests set it.
+    var clock: any WaitClock = SystemClock()
     /// Where a multipart upload is journaled so a later run resumes it (`resuming(_:)`); nil keeps none.
     var uploadJournal: UploadJournal?
     /// Parts per ListParts page when an upload is resumed (S3's maximum; tests page with fewer).
@@ -101,6 +102,7 @@ package struct S3Uploader: Sendable {
         uploader.cancellation = cancellation
         uploader.logger = logger
         uploader.timings = timings
+        if let timings { uploader.clock = timings.clock }
         return uploader
     }
 
@@ -151,9 +153,9 @@ package struct S3Uploader: Sendable {
         if !cancellable { options.maxAttempts = min(options.maxAttempts, 2) }
         let exchange = Exchange(
             stage: stage, options: options, limiter: cancellable ? limiter : nil,
-            cancellation: cancellable ? cancellation : nil, logger: logger, timings: timings)
+            cancellation: cancellable ? cancellation : nil, logger: logger, timings: timings, clock: clock)
         let outcome = try exchange.send(observer: observer) { _ in
-            let signature = signer.signHeaders(unsigned, date: clock())
+            let signature = signer.signHeaders(unsigned, date: clock.date)
             var request = HTTPRequest(
                 method: method, url: url, headers: (headers + signature.headers).map { (name: $0.0, value: $0.1) },
                 body: body)

@@ -51,8 +51,11 @@ package final class RunMetrics: Sendable {
 
     private let state = Mutex(State())
     private let registry = PrometheusCollectorRegistry()
+    /// The run's clock: what the last success's time says.
+    private let clock: any WaitClock
 
-    package init() {
+    package init(clock: any WaitClock = SystemClock()) {
+        self.clock = clock
         // Every outcome is there from the start, at 0, so a rate() over it has a first sample.
         for outcome in ["passed", "failed", "skipped"] { _ = counter(.files, [("outcome", outcome)]) }
         _ = counter(.sentBytes)
@@ -82,7 +85,7 @@ package final class RunMetrics: Sendable {
         count(report.timings)
         state.withLock { state in
             state.reported += 1
-            if report.status == .passed { state.lastSuccess = Date().timeIntervalSince1970 }
+            if report.status == .passed { state.lastSuccess = clock.date.timeIntervalSince1970 }
             if let journalFailure {
                 state.problem = "the journal cannot be written: \(journalFailure.message)"
             } else if journalWritten, state.problem?.hasPrefix("the journal") == true {

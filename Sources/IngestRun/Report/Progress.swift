@@ -34,10 +34,15 @@ package final class RunProgress: Sendable {
         var finishedBytes: Int64 = 0
         package var active: [Int: Active] = [:]
     }
-    private let started = Date()
+    /// The run's clock, which the elapsed time (and so the rate and the ETA) is read on.
+    private let clock: any WaitClock
+    private let started: Double
     private let counts = Mutex(Counts())
 
-    package init() {}
+    package init(clock: any WaitClock = SystemClock()) {
+        self.clock = clock
+        started = clock.now
+    }
 
     func setTotal(_ total: Int) { counts.withLock { $0.filesTotal = total } }
 
@@ -78,13 +83,13 @@ package final class RunProgress: Sendable {
     }
 
     package func snapshot() -> Snapshot {
-        let started = started
+        let elapsed = clock.now - started
         return counts.withLock { counts in
             Snapshot(
                 filesDone: counts.filesDone, filesFailed: counts.filesFailed, filesTotal: counts.filesTotal,
                 bytesDone: counts.finishedBytes + counts.active.values.reduce(0) { $0 + $1.bytesDone },
                 active: counts.active.keys.sorted().compactMap { counts.active[$0] },
-                elapsed: Date().timeIntervalSince(started))
+                elapsed: elapsed)
         }
     }
 }
@@ -96,6 +101,10 @@ package final class ProgressDisplay: Sendable {
     private let progress: RunProgress
     private let interactive: Bool
     private let interval: Double
+    /// The run's clock, which the drawing thread sleeps on between ticks.
+    private let clock: any WaitClock
+    /// Where the lines go: standard error (tests keep them).
+    private let write: @Sendable ([UInt8]) -> Void
     private struct Screen {
         var stopped = false
         var linesDrawn = 0
@@ -103,11 +112,17 @@ package final class ProgressDisplay: Sendable {
     /// The drawing thread blocks on it between ticks, so `stop` ends it at once; report lines are printed under it.
     private let screen = ConditionLock(Screen())
 
-    package init(progress: RunProgress, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(
+        progress: RunProgress, environment: [String: String] = ProcessInfo.processInfo.environment,
+        clock: any WaitClock = SystemClock(),
+        write: @escaping @Sendable ([UInt8]) -> Void = { CurrentProcess.writeToStandardError($0) }
+    ) {
         self.progress = progress
         interactive =
             CurrentProcess.standardErrorIsTerminal && environment["CI"] != "true" && environment["TERM"] != "dumb"
         interval = interactive ? 0.25 : 5
+        self.clock = clock
+        self.write = write
     }
 
     /// True when drawing in place on a terminal; false for the plain lines of a pipe or CI.
@@ -115,12 +130,13 @@ package final class ProgressDisplay: Sendable {
 
     package func start() {
         let thread = Thread { [self] in
-            var stopped = false
-            while !stopped {
-                stopped = screen.wait(until: \.stopped, deadline: Date().addingTimeInterval(interval)) { screen, _ in
+            // A tick on the run's clock, cut short by `stop`.
+            while clock.sleep(interval, cancellation: Stopping(screen: screen)) {
+                let stopped = screen.withLock { screen in
                     if !screen.stopped { draw(&screen) }
                     return screen.stopped
                 }
+                if stopped { return }
             }
         }
         thread.name = "ingest-progress"
@@ -154,17 +170,26 @@ package final class ProgressDisplay: Sendable {
             clear(&screen)
             let width = Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 120
             let text = lines.map { String($0.prefix(max(20, width - 1))) }.joined(separator: "\n") + "\n"
-            CurrentProcess.writeToStandardError(Array(text.utf8))
+            write(Array(text.utf8))
             screen.linesDrawn = lines.count
         } else {
-            CurrentProcess.writeToStandardError(Array((lines[0] + "\n").utf8))
+            write(Array((lines[0] + "\n").utf8))
+        }
+    }
+
+    /// What ends the drawing thread's sleep: `stop`.
+    private struct Stopping: WaitInterruption {
+        let screen: ConditionLock<Screen>
+        var isCancelled: Bool { screen.withLock { $0.stopped } }
+        func sleep(_ seconds: Double) -> Bool {
+            screen.wait(until: \.stopped, timeout: seconds) { _, stopped in !stopped }
         }
     }
 
     private func clear(_ screen: inout Screen) {
         guard screen.linesDrawn > 0 else { return }
         let up = String(repeating: "\u{1B}[1A\u{1B}[2K", count: screen.linesDrawn)
-        CurrentProcess.writeToStandardError(Array(up.utf8))
+        write(Array(up.utf8))
         screen.linesDrawn = 0
     }
 

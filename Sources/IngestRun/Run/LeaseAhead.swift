@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestJournal
 import NativeSystem
 import Synchronization
@@ -9,18 +10,21 @@ import Synchronization
 /// they go slowly, so a worker never holds more files than it will soon work on: others take the rest.
 final class LeaseAhead: Sendable {
     private let session: JournalSession
+    /// The run's clock: how fast a batch was used up is measured on it.
+    private let clock: any WaitClock
     private struct State {
         var batch: [InputEntry] = []
         var position = 0
         var size: Int
-        var lastBatch: Date?
+        var lastBatch: Double?
     }
     private let state: Mutex<State>
     private let smallest: Int
     static let largest = 256
 
-    init(session: JournalSession, workers: Int) {
+    init(session: JournalSession, workers: Int, clock: any WaitClock) {
         self.session = session
+        self.clock = clock
         smallest = max(1, min(workers, LeaseAhead.largest))
         state = Mutex(State(size: smallest))
     }
@@ -40,10 +44,10 @@ final class LeaseAhead: Sendable {
     }
 
     private func refill(_ state: inout State, from source: () -> InputEntry?, ready: (() -> InputEntry?)?) {
-        let now = Date()
+        let now = clock.now
         if let lastBatch = state.lastBatch {
             // The last batch was used up quickly: take more at once; slowly: fewer.
-            let seconds = now.timeIntervalSince(lastBatch)
+            let seconds = now - lastBatch
             if seconds < 0.5 {
                 state.size = min(state.size * 2, LeaseAhead.largest)
             } else if seconds > 2 {
@@ -64,10 +68,11 @@ final class LeaseAhead: Sendable {
 extension JournalSession {
     /// `next`, asking the journal about its entries a batch at a time when the journal is shared; else `next` itself.
     func leasingAhead(
-        _ next: sending @escaping () -> InputEntry?, ready: sending (() -> InputEntry?)? = nil, workers: Int
+        _ next: sending @escaping () -> InputEntry?, ready: sending (() -> InputEntry?)? = nil, workers: Int,
+        clock: any WaitClock
     ) -> sending () -> InputEntry? {
         guard store.leasesAhead else { return next }
-        let ahead = LeaseAhead(session: self, workers: workers)
+        let ahead = LeaseAhead(session: self, workers: workers, clock: clock)
         return { ahead.next(from: next, ready: ready) }
     }
 

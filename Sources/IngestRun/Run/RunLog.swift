@@ -17,10 +17,16 @@ package struct RunLogHandler: LogHandler {
     package var metadataProvider: Logger.MetadataProvider?
     let format: LogFormat
     let write: @Sendable (String) -> Void
+    /// The run's clock: a JSON line's `time`.
+    let clock: any WaitClock
 
-    package init(format: LogFormat, level: Logger.Level, write: @escaping @Sendable (String) -> Void) {
+    package init(
+        format: LogFormat, level: Logger.Level, clock: any WaitClock = SystemClock(),
+        write: @escaping @Sendable (String) -> Void
+    ) {
         self.format = format
         self.logLevel = level
+        self.clock = clock
         self.write = write
     }
 
@@ -35,7 +41,8 @@ package struct RunLogHandler: LogHandler {
         if let extra = event.metadata { fields.merge(extra) { $1 } }
         switch format {
         case .text: write(Redaction.text(Self.textLine(message: "\(event.message)", fields: fields)))
-        case .json: write(Self.jsonLine(level: event.level, message: "\(event.message)", fields: fields))
+        case .json:
+            write(Self.jsonLine(level: event.level, message: "\(event.message)", fields: fields, at: clock.date))
         }
     }
 
@@ -49,9 +56,9 @@ package struct RunLogHandler: LogHandler {
     }
 
     /// `{"time":…,"level":"info","message":…,"file":…,"status":503,…}`: numbers stay numbers.
-    static func jsonLine(level: Logger.Level, message: String, fields: Logger.Metadata) -> String {
+    static func jsonLine(level: Logger.Level, message: String, fields: Logger.Metadata, at date: Date) -> String {
         var object: JSONObject = [
-            "time": .string(Self.timestamp(Date())), "level": .string(level.rawValue),
+            "time": .string(Self.timestamp(date)), "level": .string(level.rawValue),
             "message": .string(Redaction.text(message)),
         ]
         for key in fields.keys.sorted() where object[key] == nil {

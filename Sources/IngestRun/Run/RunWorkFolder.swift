@@ -1,4 +1,5 @@
 import Foundation
+import IngestCore
 import IngestJournal
 import IngestStages
 import NativeSystem
@@ -77,7 +78,8 @@ final class RunWorkFolder {
             let status = try? FileStatus(path: lockPath, followLinks: true)
         else { return }
         withExtendedLifetime(lock) {
-            let age = Date().timeIntervalSince1970 - Double(status.modified) / 1e9
+            // On the kernel's clock, which stamped the file's mtime (`RealTime`).
+            let age = Double(RealTime.fileTimeNow - status.modified) / 1e9
             guard status.size > 0 || age > 60 else { return }
             if let folder { try? FileManager.default.removeItem(atPath: folder) }
             try? FileSystem.remove(lockPath)

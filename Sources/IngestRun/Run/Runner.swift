@@ -62,6 +62,8 @@ public final class Runner: Sendable {
         self.journal = journal
         self.resume = resume
         self.shard = shard
+        // The cap refills in real time (`SystemClock`), not on the run's clock: the transfers it paces wait for it in
+        // curl's poll, which no test clock moves.
         cancellation = RunCancellation(
             sendLimiter: pipeline.bandwidth.flatMap { $0.isOff ? nil : SendLimiter(schedule: $0.schedule) })
         let stages = pipeline.stages.filter { !(settings.offline && $0.usesNetwork) }
@@ -167,7 +169,8 @@ public final class Runner: Sendable {
         // A shared journal is asked about the files a batch at a time, as the workers come to them.
         let queue: WorkQueue
         if let session {
-            queue = WorkQueue(next: session.leasingAhead(next, ready: ready, workers: workers), window: workers * 64)
+            let leased = session.leasingAhead(next, ready: ready, workers: workers, clock: settings.clock)
+            queue = WorkQueue(next: leased, window: workers * 64)
         } else {
             queue = WorkQueue(next: next, window: workers * 64)
         }

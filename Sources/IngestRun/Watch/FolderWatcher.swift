@@ -66,8 +66,8 @@ final class FolderWatcher: Sendable {
     }
 
     /// The wall clock in nanoseconds, as file times are kept: the kernel's real clock, which stamps them (not the
-    /// run's clock, which a test drives).
-    static func wallNow() -> Int64 { Int64(Date().timeIntervalSince1970 * 1e9) }
+    /// run's clock, which a test drives: `RealTime`).
+    static func wallNow() -> Int64 { RealTime.fileTimeNow }
 
     /// Scans every folder at `interval` seconds: a file changed since the scan before (less a margin for timestamps
     /// behind the clock) goes to the table, and settles there. A root that is back, or leads to another folder, is

@@ -53,7 +53,8 @@ final class WatchFeed: Sendable {
     private let beforeRetake: @Sendable () -> Void
 
     init(
-        tree: WatchTree, settings: WatchSettings, cancellation: RunCancellation, shard: Shard?, walker: sending InputWalker,
+        tree: WatchTree, settings: WatchSettings, cancellation: RunCancellation, shard: Shard?,
+        walker: sending InputWalker,
         clock: any WaitClock = SystemClock(), beforeRetake: @escaping @Sendable () -> Void
     ) {
         self.clock = clock
@@ -86,7 +87,8 @@ final class WatchFeed: Sendable {
     func next() -> InputEntry? {
         while !isStopped {
             if let entry = takeNow() { return entry }
-            _ = wake.wait(timeout: .now() + settings.tick)
+            // A new file signals `wake`; the tick bounds a lost signal (`RealTime`).
+            _ = wake.wait(timeout: RealTime.dispatchDeadline(in: settings.tick))
         }
         wake.signal()  // another worker may be waiting here too
         return nil

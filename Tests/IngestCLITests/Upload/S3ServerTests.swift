@@ -153,8 +153,9 @@ import Testing
         let fields = try #require(
             (try JSONSerialization.jsonObject(with: Data(form.utf8)) as? [String: Any])?["fields"] as? [String: String])
         #expect(
-            try S3PostPolicy(decodingFields: fields).check(fileSize: 20_001, key: "visits/too-big.m4a").map(
-                \.description)
+            try S3PostPolicy(decodingFields: fields).check(fileSize: 20_001, key: "visits/too-big.m4a", now: Date())
+                .map(
+                    \.description)
                 == ["content-length-range 1..20000: file is 20001 bytes"])
 
         let wrongType = try post(form, file: small, replacing: ["Content-Type": "audio/mp4"])

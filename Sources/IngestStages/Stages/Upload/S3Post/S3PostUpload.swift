@@ -58,13 +58,15 @@ struct S3PostUpload: SignedURLUpload {
         request.headers.append(("Content-Type", "multipart/form-data; boundary=\(form.boundary)"))
         let declared = fields.first { $0.0 == "success_action_status" }.flatMap { Int($0.1) }
         let expected = signed.expect ?? [declared ?? 204]
-        try Self.checkPolicy(fields, fileName: item.artifactName, fileSize: request.body?.file?.size ?? 0)
+        try Self.checkPolicy(
+            fields, fileName: item.artifactName, fileSize: request.body?.file?.size ?? 0, now: item.timings.clock.date)
         return (request, expected)
     }
 
     /// S3 would refuse the form after the whole file arrived; the policy says so up front. A file that breaks a
-    /// condition (size range, key prefix, content type, expiry) fails here, naming it, and nothing is sent.
-    static func checkPolicy(_ fields: [(String, String)], fileName: String, fileSize: Int64) throws {
+    /// condition (size range, key prefix, content type, expiry at `now`, the run's clock) fails here, naming it, and
+    /// nothing is sent.
+    static func checkPolicy(_ fields: [(String, String)], fileName: String, fileSize: Int64, now: Date) throws {
         guard fields.contains(where: { $0.0.lowercased() == "policy" }) else { return }
         var map: [String: String] = [:]
         for (name, value) in fields { map[name] = value }
@@ -76,7 +78,7 @@ struct S3PostUpload: SignedURLUpload {
         }
         let key = map.first { $0.key.lowercased() == "key" }?.value.replacingOccurrences(
             of: "${filename}", with: fileName)
-        let violations = policy.check(fileSize: fileSize, key: key)
+        let violations = policy.check(fileSize: fileSize, key: key, now: now)
         guard violations.isEmpty else {
             throw ItemFailed(
                 violations.map {

@@ -52,7 +52,8 @@ measure() {
     /usr/bin/time -f '%e %M %U %S' -o "$WORK/time.txt" "$@" >"$WORK/stdout.txt" 2>"$WORK/stderr.txt" || {
         [ -n "${MAY_FAIL:-}" ] || { cat "$WORK/stdout.txt" "$WORK/stderr.txt" >&2; exit 1; }
     }
-    read -r wall rss user sys <"$WORK/time.txt"
+    # The last line: /usr/bin/time puts "Command exited with non-zero status N" before it when the command failed.
+    read -r wall rss user sys < <(tail -n 1 "$WORK/time.txt")
     cpu=$(echo "$user + $sys" | bc -l)
 }
 bytes_of() { # "100MB" → 100000000 (MB/GB = 10^n, MiB = 2^20)
@@ -96,7 +97,7 @@ for size in $SIZES; do
             rm -rf "$WORK/work" "$WORK/out"
             MAY_FAIL=1 measure "$INGEST" run "$WORK/pipeline.yml" "$source" --concurrency 1 --quiet --no-journal \
                 --work-dir "$WORK/work" --report "$WORK/report.jsonl"
-            out=$(find "$WORK/out" -name '*.mp4' 2>/dev/null | head -1)
+            out=$(find "$WORK/out" -name '*.mp4' 2>/dev/null | head -1 || true)  # no out/: nothing was sent
             if [ -z "$out" ]; then
                 printf "$row   %s\n" "$size" "$seconds" "$limit" ingest - - - - "$wall" "$cpu" "$rss" "$(failures)"
                 continue
